@@ -1,0 +1,63 @@
+# inplace.k8s — developer entry points. `make demo` and `make test` are the two a user needs.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+export GOTOOLCHAIN := local
+
+CACHE      ?= $(CURDIR)/.cache
+CLUSTERDIR ?= $(CURDIR)/.cluster
+NODES      ?= 3
+PODS       ?= 10
+CLUSTER_BIN := $(CACHE)/bin/cluster
+PYTHON     ?= $(shell hack/find-python.sh)
+VENV       := $(CACHE)/venv
+export CACHE CLUSTERDIR NODES
+
+.PHONY: help venv cluster-build cluster-up cluster-down cluster-status cluster-test \
+        sanity units integration test demo bench clean
+
+help:
+	@echo "make demo            build and start the local cluster, run an in-place rollout, print before/after"
+	@echo "make test            sanity + unit + cluster + integration tests (what CI runs)"
+	@echo "make cluster-up      start the local Kubernetes (kubeconfig: .cluster/kubeconfig)"
+	@echo "make cluster-down    stop it; make cluster-status shows it"
+	@echo "make bench PODS=10,100  benchmarks on the local cluster"
+
+venv: $(VENV)/.done
+$(VENV)/.done: requirements.txt requirements-dev.txt hack/venv.sh
+	hack/venv.sh "$(PYTHON)" "$(VENV)"
+
+cluster-build:
+	hack/cluster.sh build
+
+cluster-up: cluster-build
+	hack/cluster.sh up
+
+cluster-down:
+	hack/cluster.sh down
+
+cluster-status:
+	hack/cluster.sh status
+
+cluster-test: cluster-up venv
+	hack/cluster.sh test
+
+sanity: venv
+	hack/sanity.sh
+
+units: venv
+	hack/units.sh
+
+integration: cluster-up venv
+	hack/integration.sh
+
+test: venv
+	hack/test.sh
+
+demo: venv
+	hack/demo.sh
+
+bench: venv
+	hack/bench.sh "$(PODS)"
+
+clean: cluster-down
+	rm -rf $(CACHE) $(CLUSTERDIR)
