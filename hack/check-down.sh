@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Stops the local cluster and fails if any of its processes is still alive.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+CLUSTERDIR=${CLUSTERDIR:-$root/.cluster}
+"$root/hack/cluster.sh" down
+dir=$(cd "$CLUSTERDIR" 2>/dev/null && pwd || echo "$CLUSTERDIR")
+left=()
+for env in /proc/[0-9]*/environ; do
+  if tr '\0' '\n' < "$env" 2>/dev/null | grep -qxF "INPLACE_LOCAL_CLUSTER_DIR=$dir"; then
+    left+=("$(basename "$(dirname "$env")")")
+  fi
+done
+if [ ${#left[@]} -gt 0 ]; then
+  echo "cluster processes still running after cluster-down: ${left[*]}" >&2
+  exit 1
+fi
+echo "no cluster process left"

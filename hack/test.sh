@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# `make test`: sanity, unit tests, the local cluster's own suite, integration targets.
+# Every stage runs; the run fails if any failed, and the cluster is stopped at the end.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+export CACHE=${CACHE:-$root/.cache} CLUSTERDIR=${CLUSTERDIR:-$root/.cluster}
+results=()
+failed=0
+stage() {
+  local name=$1; shift
+  local t0=$SECONDS
+  echo "=== $name"
+  if "$@"; then results+=("PASS  $name ($((SECONDS - t0))s)")
+  else results+=("FAIL  $name ($((SECONDS - t0))s)"); failed=$((failed + 1)); fi
+}
+cleanup() {
+  hack/cluster.sh down >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+stage "sanity" hack/sanity.sh
+stage "units" hack/units.sh
+stage "cluster build" hack/cluster.sh build
+if stage "cluster up" hack/cluster.sh up && [[ ${results[-1]} == PASS* ]]; then
+  stage "cluster suite" hack/cluster.sh test
+  stage "integration" hack/integration.sh
+else
+  echo "the local cluster did not start: see $CLUSTERDIR/logs; the cluster suite and integration tests cannot run" >&2
+  results+=("FAIL  cluster suite (cluster not up)" "FAIL  integration (cluster not up)")
+  failed=$((failed + 2))
+fi
+stage "cluster down leaves no process" hack/check-down.sh
+
+echo
+echo "=== summary"
+printf '%s\n' "${results[@]}"
+passed=$(( ${#results[@]} - failed ))
+echo "stages: $passed passed, $failed failed"
+exit $(( failed > 0 ))

@@ -1,0 +1,222 @@
+package main
+
+// A simulated node: the real kubelet code (as kubemark's hollow node wires it) talking
+// over a real CRI unix socket to the fake runtime in runtime.go.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	cadvisorapi "github.com/google/cadvisor/info/v1"
+	"go.opentelemetry.io/otel/trace/noop"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	remote "k8s.io/cri-client/pkg"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/cmd/kubelet/app/options"
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	cadvisortest "k8s.io/kubernetes/pkg/kubelet/cadvisor/testing"
+	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
+	"k8s.io/kubernetes/pkg/kubemark"
+)
+
+// machine reports the configured CPU and memory instead of cadvisor's fake 1 core.
+type machine struct {
+	*cadvisortest.Fake
+	cores  int
+	memory uint64
+}
+
+func (m *machine) MachineInfo() (*cadvisorapi.MachineInfo, error) {
+	return &cadvisorapi.MachineInfo{
+		NumCores:         m.cores,
+		NumPhysicalCores: m.cores,
+		NumSockets:       1,
+		InstanceID:       cadvisorapi.InstanceID(m.NodeName),
+		MemoryCapacity:   m.memory,
+		MachineID:        m.NodeName,
+		SystemUUID:       m.NodeName,
+		BootID:           m.NodeName,
+	}, nil
+}
+
+func runNode(args []string) int {
+	fs := flag.NewFlagSet("node", flag.ExitOnError)
+	name := fs.String("name", "node-1", "node name")
+	index := fs.Int("index", 1, "node index (selects the pod IP range 10.(100+index).0.0/16)")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig for the API server")
+	dir := fs.String("dir", "", "node state directory (CRI socket, kubelet root)")
+	port := fs.Int("port", 10250, "kubelet port on 127.0.0.1")
+	cpu := fs.Int("cpu", 4, "CPU cores the node reports")
+	memory := fs.String("memory", "8Gi", "memory the node reports")
+	maxPods := fs.Int("max-pods", 110, "max pods")
+	labels := fs.String("labels", "", "extra node labels k=v,k=v")
+	cpuPolicy := fs.String("cpu-manager-policy", "none", "CPU manager policy the node reports: none or static")
+	_ = fs.Parse(args)
+	if *kubeconfig == "" || *dir == "" {
+		fmt.Fprintln(os.Stderr, "node: --kubeconfig and --dir are required")
+		return 2
+	}
+	memBytes, err := parseBytes(*memory)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "node: --memory: %v\n", err)
+		return 2
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	rootDir := filepath.Join(*dir, "kubelet")
+	for _, d := range []string{rootDir, filepath.Join(rootDir, "pod-logs"), filepath.Join(rootDir, "static")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			fmt.Fprintf(os.Stderr, "node: %v\n", err)
+			return 1
+		}
+	}
+	socket := filepath.Join(*dir, "cri.sock")
+	rt := newFakeRuntime(*index, rootDir)
+	if err := rt.serve(socket); err != nil {
+		fmt.Fprintf(os.Stderr, "node: %v\n", err)
+		return 1
+	}
+	endpoint := "unix://" + socket
+
+	restCfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "node: kubeconfig: %v\n", err)
+		return 1
+	}
+	restCfg.UserAgent = "kubelet/" + *name
+	restCfg.ContentType = "application/vnd.kubernetes.protobuf"
+	restCfg.QPS, restCfg.Burst = 50, 100
+	client := clientset.NewForConfigOrDie(restCfg)
+	hb := *restCfg
+	hb.Timeout = 10 * time.Second
+	hb.QPS = -1
+	heartbeat := clientset.NewForConfigOrDie(&hb)
+
+	runtimeService, err := remote.NewRemoteRuntimeService(ctx, endpoint, 15*time.Second, noop.NewTracerProvider(), false)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "node: runtime client: %v\n", err)
+		return 1
+	}
+	imageService, err := remote.NewRemoteImageService(ctx, endpoint, 15*time.Second, noop.NewTracerProvider(), false)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "node: image client: %v\n", err)
+		return 1
+	}
+
+	f, c, err := kubeletConfig(*name, rootDir, endpoint, *port, *maxPods, *labels)
+
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "node: %v\n", err)
+		return 1
+	}
+	hk := kubemark.NewHollowKubelet(f, c, client, heartbeat,
+		&machine{Fake: &cadvisortest.Fake{NodeName: *name}, cores: *cpu, memory: memBytes},
+		imageService, runtimeService, newContainerManager(*cpuPolicy))
+	hk.KubeletDeps.ProbeManager = newProbeManager()
+
+	go hk.Run(ctx)
+	klog.Infof("node %s: kubelet on 127.0.0.1:%d, CRI socket %s", *name, *port, socket)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	klog.Infof("node %s: stopping", *name)
+	cancel()
+	rt.server.Stop()
+	_ = os.Remove(socket)
+	return 0
+}
+
+func kubeletConfig(name, rootDir, endpoint string, port, maxPods int, extraLabels string) (*options.KubeletFlags, *kubeletconfig.KubeletConfiguration, error) {
+	f := options.NewKubeletFlags()
+	f.RootDirectory = rootDir
+	f.CertDirectory = filepath.Join(rootDir, "pki")
+	f.HostnameOverride = name
+	f.NodeIP = "127.0.0.1"
+	f.MinimumGCAge = metav1.Duration{Duration: time.Minute}
+	f.MaxContainerCount = 200
+	f.MaxPerPodContainerCount = 2
+	f.NodeLabels = map[string]string{"inplace.k8s/local-cluster": "true"}
+	for _, kv := range strings.Split(extraLabels, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			f.NodeLabels[k] = v
+		}
+	}
+
+	c, err := options.NewKubeletConfiguration()
+	if err != nil {
+		return nil, nil, err
+	}
+	c.ContainerRuntimeEndpoint = endpoint
+	c.ImageServiceEndpoint = endpoint
+	c.StaticPodURL = ""
+	c.StaticPodPath = filepath.Join(rootDir, "static")
+	c.EnableServer = true
+	c.Address = "127.0.0.1"
+	c.Port = int32(port)
+	c.ReadOnlyPort = 0
+	c.HealthzPort = 0
+	c.FileCheckFrequency.Duration = 20 * time.Second
+	c.HTTPCheckFrequency.Duration = 20 * time.Second
+	c.NodeStatusUpdateFrequency.Duration = 10 * time.Second
+	c.NodeStatusReportFrequency.Duration = time.Minute
+	c.SyncFrequency.Duration = 10 * time.Second
+	c.EvictionPressureTransitionPeriod.Duration = 5 * time.Minute
+	c.EvictionHard = map[string]string{}
+	c.MaxPods = int32(maxPods)
+	c.PodsPerCore = 0
+	c.ClusterDNS = []string{}
+	c.ImageGCHighThresholdPercent = 90
+	c.ImageGCLowThresholdPercent = 80
+	c.ProviderID = "inplace-local://" + name
+	c.VolumeStatsAggPeriod.Duration = time.Minute
+	c.CgroupRoot = ""
+	c.CgroupsPerQOS = false
+	c.EnforceNodeAllocatable = []string{}
+	c.CPUCFSQuota = true
+	c.EnableControllerAttachDetach = false
+	c.EnableDebuggingHandlers = true
+	c.HairpinMode = kubeletconfig.HairpinVeth
+	c.MaxOpenFiles = 1024
+	c.RegistryBurst = 50
+	c.RegistryPullQPS = 50
+	c.ResolverConfig = kubetypes.ResolvConfDefault
+	c.KubeletCgroups = ""
+	c.SystemCgroups = ""
+	c.SerializeImagePulls = false
+	c.ProtectKernelDefaults = false
+	c.RegisterNode = true
+	c.LocalStorageCapacityIsolation = true
+	c.PodLogsDir = filepath.Join(rootDir, "pod-logs")
+	c.FailSwapOn = false
+	c.KubeAPIQPS = 50
+	c.KubeAPIBurst = 100
+	return f, c, nil
+}
+
+func parseBytes(s string) (uint64, error) {
+	units := map[string]uint64{"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "": 1}
+	for suffix, mult := range units {
+		if suffix != "" && strings.HasSuffix(s, suffix) {
+			var n uint64
+			if _, err := fmt.Sscanf(strings.TrimSuffix(s, suffix), "%d", &n); err != nil {
+				return 0, fmt.Errorf("%q is not a quantity like 8Gi", s)
+			}
+			return n * mult, nil
+		}
+	}
+	var n uint64
+	if _, err := fmt.Sscanf(s, "%d", &n); err != nil {
+		return 0, fmt.Errorf("%q is not a quantity like 8Gi", s)
+	}
+	return n, nil
+}
