@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Unit tests: pytest on tests/unit with the collection importable as ansible_collections.inplace.k8s.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${CACHE:-$root/.cache}
+venv=$cache/venv
+collections=$cache/collections
+mkdir -p "$collections/ansible_collections/inplace"
+ln -sfn "$root" "$collections/ansible_collections/inplace/k8s"
+cd "$collections/ansible_collections/inplace/k8s"
+PYTHONPATH="$collections${PYTHONPATH:+:$PYTHONPATH}" exec "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/unit "$@"

@@ -1,0 +1,86 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+# Options paired with module_utils/args.py AUTH_ARG_SPEC (the same names, aliases and
+# K8S_AUTH_* variables as kubernetes.core).
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+
+    DOCUMENTATION = r'''
+options:
+  kubeconfig:
+    description:
+      - Path to a kubeconfig file, or the kubeconfig content as a dictionary.
+      - Without it, C(host) or C(context), the default kubeconfig (E(KUBECONFIG) or C(~/.kube/config)) is
+        used, and inside a pod the service account of the pod.
+      - Can also be set with the E(K8S_AUTH_KUBECONFIG) environment variable.
+    type: raw
+  context:
+    description:
+      - The kubeconfig context to use. Can also be set with E(K8S_AUTH_CONTEXT).
+    type: str
+  host:
+    description:
+      - URL of the API server. Can also be set with E(K8S_AUTH_HOST).
+    type: str
+  api_key:
+    description:
+      - Bearer token to authenticate with. Can also be set with E(K8S_AUTH_API_KEY).
+    type: str
+  username:
+    description:
+      - User name for basic authentication. Can also be set with E(K8S_AUTH_USERNAME).
+    type: str
+  password:
+    description:
+      - Password for basic authentication. Can also be set with E(K8S_AUTH_PASSWORD).
+    type: str
+  validate_certs:
+    description:
+      - Whether to verify the API server's TLS certificate. Can also be set with E(K8S_AUTH_VERIFY_SSL).
+    type: bool
+    aliases: [verify_ssl]
+  ca_cert:
+    description:
+      - Path to a CA certificate to verify the API server with. Can also be set with E(K8S_AUTH_SSL_CA_CERT).
+    type: path
+    aliases: [ssl_ca_cert]
+  client_cert:
+    description:
+      - Path to a client certificate. Can also be set with E(K8S_AUTH_CERT_FILE).
+    type: path
+    aliases: [cert_file]
+  client_key:
+    description:
+      - Path to the key of the client certificate. Can also be set with E(K8S_AUTH_KEY_FILE).
+    type: path
+    aliases: [key_file]
+  proxy:
+    description:
+      - HTTP(S) or SOCKS proxy URL for the connection. Can also be set with E(K8S_AUTH_PROXY).
+    type: str
+  no_proxy:
+    description:
+      - Comma-separated hosts, domains and networks reached without the proxy.
+        Can also be set with E(K8S_AUTH_NO_PROXY).
+    type: str
+  impersonate_user:
+    description:
+      - User name to act as. Can also be set with E(K8S_AUTH_IMPERSONATE_USER).
+    type: str
+  impersonate_groups:
+    description:
+      - Groups to act as. Can also be set with E(K8S_AUTH_IMPERSONATE_GROUPS) (comma-separated).
+    type: list
+    elements: str
+notes:
+  - Secrets (O(api_key), O(password)) are never logged or returned.
+requirements:
+  - python >= 3.9
+  - kubernetes (the Python client) >= 31.0.0
+'''

@@ -1,0 +1,50 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+# Options paired with module_utils/args.py TARGET_ARG_SPEC / TARGET_CONSTRAINTS.
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+
+    DOCUMENTATION = r'''
+options:
+  namespace:
+    description:
+      - Namespace of the pods.
+    type: str
+    required: true
+  name:
+    description:
+      - Name of one pod.
+      - Exactly one of O(name), O(names), O(label_selectors) or O(field_selectors) selects the pods.
+    type: str
+  names:
+    description:
+      - Names of several pods. Names that do not exist are reported in a warning.
+    type: list
+    elements: str
+  label_selectors:
+    description:
+      - Label selectors the pods must all match, for example V(app=web) or V(tier in (a,b)).
+    type: list
+    elements: str
+  field_selectors:
+    description:
+      - Field selectors the pods must all match, for example V(spec.nodeName=node-1).
+    type: list
+    elements: str
+  fail_on_no_match:
+    description:
+      - Fail when no pod matches. By default the task is V(ok) with C(changed=false) and a warning.
+    type: bool
+    default: false
+  max_concurrency:
+    description:
+      - How many pods are worked on at the same time.
+    type: int
+    default: 10
+'''

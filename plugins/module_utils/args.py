@@ -1,0 +1,80 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Argument specs shared by every module, each paired with the doc fragment of the same name.
+
+AUTH_ARG_SPEC   <-> plugins/doc_fragments/auth.py     (kubernetes.core-compatible options and K8S_AUTH_* variables)
+TARGET_ARG_SPEC <-> plugins/doc_fragments/target.py   (which pods, how many at once)
+WAIT_ARG_SPEC   <-> plugins/doc_fragments/wait.py     (wait, wait_timeout)
+DRAIN_ARG_SPEC  <-> plugins/doc_fragments/drain.py    (readiness gate handling)
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import copy
+
+from ansible.module_utils.basic import env_fallback
+
+
+def _env(name):
+    return (env_fallback, ['K8S_AUTH_%s' % name])
+
+
+AUTH_ARG_SPEC = {
+    'kubeconfig': {'type': 'raw', 'fallback': _env('KUBECONFIG')},
+    'context': {'type': 'str', 'fallback': _env('CONTEXT')},
+    'host': {'type': 'str', 'fallback': _env('HOST')},
+    'api_key': {'type': 'str', 'no_log': True, 'fallback': _env('API_KEY')},
+    'username': {'type': 'str', 'fallback': _env('USERNAME')},
+    'password': {'type': 'str', 'no_log': True, 'fallback': _env('PASSWORD')},
+    'validate_certs': {'type': 'bool', 'aliases': ['verify_ssl'], 'fallback': _env('VERIFY_SSL')},
+    'ca_cert': {'type': 'path', 'aliases': ['ssl_ca_cert'], 'fallback': _env('SSL_CA_CERT')},
+    'client_cert': {'type': 'path', 'aliases': ['cert_file'], 'fallback': _env('CERT_FILE')},
+    'client_key': {'type': 'path', 'aliases': ['key_file'], 'no_log': False, 'fallback': _env('KEY_FILE')},
+    'proxy': {'type': 'str', 'fallback': _env('PROXY')},
+    'no_proxy': {'type': 'str', 'fallback': _env('NO_PROXY')},
+    'impersonate_user': {'type': 'str', 'fallback': _env('IMPERSONATE_USER')},
+    'impersonate_groups': {'type': 'list', 'elements': 'str', 'fallback': _env('IMPERSONATE_GROUPS')},
+}
+
+TARGET_ARG_SPEC = {
+    'namespace': {'type': 'str', 'required': True},
+    'name': {'type': 'str'},
+    'names': {'type': 'list', 'elements': 'str'},
+    'label_selectors': {'type': 'list', 'elements': 'str'},
+    'field_selectors': {'type': 'list', 'elements': 'str'},
+    'fail_on_no_match': {'type': 'bool', 'default': False},
+    'max_concurrency': {'type': 'int', 'default': 10},
+}
+
+# AnsibleModule(**TARGET_CONSTRAINTS): exactly one way of choosing pods.
+TARGET_CONSTRAINTS = {
+    'mutually_exclusive': [('name', 'names', 'label_selectors'), ('name', 'names', 'field_selectors')],
+    'required_one_of': [('name', 'names', 'label_selectors', 'field_selectors')],
+}
+
+WAIT_ARG_SPEC = {
+    'wait': {'type': 'bool', 'default': True},
+    'wait_timeout': {'type': 'int', 'default': 300},
+    'min_ready_seconds': {'type': 'int', 'default': 0},
+}
+
+DRAIN_ARG_SPEC = {
+    'readiness_gate': {'type': 'str'},
+    'drain_seconds': {'type': 'int', 'default': 0},
+    'require_readiness_gate': {'type': 'bool', 'default': False},
+    'readiness_gate_on_failure': {
+        'type': 'str', 'default': 'restore_if_healthy',
+        'choices': ['restore_if_healthy', 'restore', 'keep_false'],
+    },
+}
+
+
+def argument_spec(*specs, **extra):
+    """One module's argument spec: deep copies of the shared specs plus the module's own options."""
+    result = {}
+    for spec in specs + (extra,):
+        result.update(copy.deepcopy(spec))
+    return result

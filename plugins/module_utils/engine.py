@@ -1,0 +1,562 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Bounded-concurrency execution of one ``Operation`` over many pods, with one result shape.
+
+Per pod: plan -> (drain) -> guarded write of the change + state record -> wait (restart, ready)
+-> on failure stop or roll back -> finish the record -> (undrain). Everything an operation does
+differently (what it compares, writes and waits for) is a method of its ``Operation``.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import threading
+import time
+from collections import namedtuple
+from concurrent.futures import ThreadPoolExecutor
+
+from ansible_collections.inplace.k8s.plugins.module_utils import drain, plan as planning, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.client import retry_conflict
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
+    ApiError, InplaceError, PodFailure, ValidationError, WaitTimeout,
+)
+
+# Pod statuses in the result.
+UNCHANGED, WOULD_UPDATE, REFUSED, UPDATED, CONVERGED, WRITTEN, FAILED, ROLLED_BACK, CONFLICT = (
+    'unchanged', 'would_update', 'refused', 'updated', 'converged', 'written', 'failed', 'rolled_back',
+    'conflict')
+STATUSES = (UNCHANGED, WOULD_UPDATE, REFUSED, UPDATED, CONVERGED, WRITTEN, FAILED, ROLLED_BACK, CONFLICT)
+ERROR_STATUSES = (FAILED, ROLLED_BACK, CONFLICT)
+NOT_READY_TIMEOUT = 30  # how long a drain waits to see the pod report NotReady
+
+
+Options = namedtuple('Options', 'check_mode wait wait_timeout max_concurrency readiness_gate drain_seconds '
+                                'require_readiness_gate gate_on_failure on_failure min_ready_seconds')
+
+
+def options_from_params(params, check_mode):
+    """Options from module params (shared specs + on_failure)."""
+    return Options(
+        check_mode=check_mode, wait=params.get('wait', True), wait_timeout=params.get('wait_timeout', 300),
+        max_concurrency=max(1, params.get('max_concurrency') or 1), readiness_gate=params.get('readiness_gate'),
+        drain_seconds=params.get('drain_seconds') or 0, require_readiness_gate=params.get('require_readiness_gate'),
+        gate_on_failure=params.get('readiness_gate_on_failure') or 'restore_if_healthy',
+        on_failure=params.get('on_failure') or 'stop', min_ready_seconds=params.get('min_ready_seconds') or 0)
+
+
+class ConcurrentChange(InplaceError):
+    """What this plan was about changed after it was made: another writer is at work."""
+
+
+class Operation(object):
+    """What an engine does to each pod. Subclasses set ``name`` and implement ``judge`` and ``done``;
+    the other methods have defaults that suit a change written to the pod spec."""
+
+    name = None            # key of the state record and label in messages ('image', 'resize', ...)
+    can_rollback = False   # rollback_target() is implemented
+    target = None          # {container: desired value}, unless desired() is overridden
+
+    def desired(self, pod):
+        """{container: desired value} for this pod."""
+        return self.target
+
+    def judge(self, info, value):
+        """plan.Verdict for one existing container (podstate.ContainerInfo) and its desired value."""
+        raise NotImplementedError
+
+    def snapshot(self, info):
+        """The before-state of one container kept in the record (rollback and resume use it)."""
+        status = info.status
+        return {'containerID': status.get('containerID'), 'restartCount': status.get('restartCount')}
+
+    def changes(self, pod, pod_plan):
+        """JSON patch operations written together with the record (default: none)."""
+        return []
+
+    def write(self, kube, pod, pod_plan, rec):
+        """Write the change and the record (one guarded JSON patch); the pod after the write."""
+        return kube.patch_pod(podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name'),
+                              record.build_patch(pod, self.name, rec, self.changes(pod, pod_plan)))
+
+    def restarted(self, pod, cplan, before):
+        """Wait stage 'restart': the container now runs as a new container (when a restart is expected)."""
+        if not cplan.restart:
+            return True
+        status = podstate.container_status(pod, cplan.name)
+        if before.get('containerID'):
+            return podstate.restarted(status, before['containerID'])
+        return 'running' in (status.get('state') or {})
+
+    def done(self, pod, cplan, before):
+        """Wait stage 'ready': the container reached the desired value."""
+        raise NotImplementedError
+
+    def failure(self, pod, cplan, before, generation):
+        """(reason, message) if the container failed after the change, else None."""
+        seen = podstate.kubelet_saw_generation(pod, generation)
+        if seen is False or (seen is None and not self.applied(pod, cplan, before)):
+            return None  # the kubelet has not acted on this change yet: older states do not count
+        info = podstate.find_container(pod, cplan.name)
+        policy = 'Always' if info is None or info.kind == podstate.SIDECAR else (pod.get('spec') or {}).get(
+            'restartPolicy', 'Always')
+        return podstate.container_failure(info.status if info else {}, policy)
+
+    def applied(self, pod, cplan, before):
+        """Without status.observedGeneration: does the status show the kubelet acted on the change?"""
+        status = podstate.container_status(pod, cplan.name)
+        return bool(status.get('containerID')) and status.get('containerID') != before.get('containerID')
+
+    def unstable(self, pod, cplan, verified):
+        """After verification (``verified``: its container status then): (reason, message) if the
+        container stopped running since, else None."""
+        return podstate.left_running(podstate.container_status(pod, cplan.name), verified.get('containerID'))
+
+    def rollback_target(self, rec):
+        """{container: value} that undoes the change, from the record's before-state."""
+        raise NotImplementedError
+
+    def steps(self, pod_plan):
+        """None (the default): write() makes the whole change. Otherwise groups (lists of ContainerPlan)
+        that act() handles after write() has written the record: one group after another, each waited
+        for before the next (an operation whose change is not a spec write, or must be ordered)."""
+        return None
+
+    def act(self, kube, pod, pod_plan, group):
+        """Make the change for one group of steps(); the pod after it."""
+        raise NotImplementedError
+
+    def describe(self, cplan, before_info, after_info):
+        """Extra per-container result fields (for example old_image / new_image)."""
+        return {}
+
+    def check(self, plans):
+        """Raise ValidationError to stop the whole run before anything is written (default: accept)."""
+
+    def preview(self, kube, pod_plan):
+        """Check mode: have the server validate the change without writing it (default: nothing).
+        Raise ApiError or PodFailure when the real run would fail."""
+
+    def stalled(self, pod, cplans):
+        """Why a wait that timed out has not finished (added to the timeout message), or None."""
+        return None
+
+
+class PodRun(object):
+    """What happened to one pod; becomes one entry of the result's ``pods``."""
+
+    def __init__(self, plan, clock):
+        self.plan = plan
+        self.clock = clock
+        self.started = clock()
+        self.status = None
+        self.reason = None
+        self.error = None
+        self.written = False
+        self.conflicts = 0
+        self.pod = plan.pod          # latest version seen
+        self.gate = None
+        self.timings = {}
+        self.write_time = None
+        self.rollback = None
+
+    def mark(self, name, since):
+        self.timings[name] = round(self.clock() - since, 3)
+
+    def finish(self, status, reason=None):
+        self.status = status
+        if reason:
+            self.reason = reason
+        self.timings['total'] = round(self.clock() - self.started, 3)
+        return self
+
+
+class Engine(object):
+    """Runs one operation over many pods. ``watcher`` (waiter.PodWatcher) is needed unless check
+    mode or no waiting is asked; ``warnings`` collects what the module should warn about."""
+
+    def __init__(self, kube, operation, options, watcher=None, sleep=time.sleep, clock=time.monotonic):
+        self.kube = kube
+        self.op = operation
+        self.options = options
+        self.watcher = watcher
+        self.sleep = sleep
+        self.clock = clock
+        self.warnings = []
+        self._lock = threading.Lock()
+
+    def warn(self, message):
+        with self._lock:
+            self.warnings.append(message)
+
+    # ---- the whole run
+
+    def plan(self, pods):
+        """Plans for the pods; raise ValidationError (nothing written) on unknown containers or,
+        with require_readiness_gate, pods to update that lack the gate."""
+        plans = [planning.plan_pod(pod, self.op.desired(pod), self.op.judge) for pod in pods]
+        names = set()
+        for pod in pods:
+            names.update(self.op.desired(pod))
+        unknown = planning.unknown_containers(pods, sorted(names))
+        if unknown:
+            raise ValidationError('unknown container(s) %s; the targeted pods have: %s' % (
+                ', '.join(sorted(unknown)), ', '.join(next(iter(unknown.values())))))
+        gate = self.options.readiness_gate
+        if gate and self.options.require_readiness_gate:
+            missing = [p.name for p in plans if p.action == planning.UPDATE and not drain.has_gate(p.pod, gate)]
+            if missing:
+                raise ValidationError('readiness gate %s is required but missing on pod(s): %s'
+                                      % (gate, ', '.join(missing)))
+        self.op.check(plans)
+        return plans
+
+    def run(self, pods):
+        """Plan and execute; the result dict (changed, pods, summary, diff)."""
+        plans = self.plan(pods)
+        if self.options.check_mode:
+            runs = [self._preview(p) for p in plans]
+        else:
+            with ThreadPoolExecutor(max_workers=self.options.max_concurrency) as pool:
+                runs = list(pool.map(self._execute, plans))
+        return self.result(runs)
+
+    def _preview(self, plan):
+        run = PodRun(plan, self.clock)
+        if plan.action == planning.REFUSED:
+            return self._refuse(run)
+        if plan.action == planning.UPDATE:
+            self._gate_of(plan.pod)
+            try:
+                self.op.preview(self.kube, plan)
+            except PodFailure as exc:
+                run.error = exc.as_dict()
+                return run.finish(FAILED, str(exc))
+            except ApiError as exc:
+                run.error = {'container': None, 'reason': type(exc).__name__, 'message': exc.msg}
+                return run.finish(FAILED, 'the server refuses the change: %s' % exc.msg)
+            return run.finish(WOULD_UPDATE)
+        return run.finish(UNCHANGED)
+
+    def _refuse(self, run):
+        self.warn('pod %s not changed: %s' % (run.plan.name, run.plan.refusal))
+        return run.finish(REFUSED, run.plan.refusal)
+
+    # ---- one pod
+
+    def _execute(self, plan):
+        run = PodRun(plan, self.clock)
+        if plan.action == planning.REFUSED:
+            return self._refuse(run)
+        if plan.action == planning.UNCHANGED:
+            return run.finish(UNCHANGED)
+        gate = self._gate_of(plan.pod) if plan.action == planning.UPDATE else None
+        rec = None
+        try:
+            if gate:
+                self._drain(run, gate)
+            rec = self._write(run)
+            groups = self.op.steps(run.plan) if run.written else None
+            if groups is not None:
+                self._act(run, rec, groups)
+            elif self.options.wait:
+                self._wait(run, run.plan, rec, run.pod)
+            if self.options.wait:
+                run.finish(UPDATED if run.written else CONVERGED)
+            else:
+                run.finish(WRITTEN if run.written else UNCHANGED)
+            if self.options.wait:
+                self._finish_record(run, rec, record.DONE)
+        except ConcurrentChange as exc:
+            run.finish(CONFLICT, exc.msg)
+        except PodFailure as exc:
+            run.error = exc.as_dict()
+            self._recover(run, rec, exc)
+        except (WaitTimeout, ApiError) as exc:
+            run.error = {'container': None, 'reason': type(exc).__name__, 'message': exc.msg}
+            self._recover(run, rec, exc)
+        finally:
+            if gate and run.gate:
+                self._undrain(run, gate)
+        return run
+
+    def _gate_of(self, pod):
+        gate = self.options.readiness_gate
+        if not gate:
+            return None
+        if drain.has_gate(pod, gate):
+            return gate
+        self.warn('pod %s has no readiness gate %s: it is updated without draining'
+                  % (podstate.meta(pod, 'name'), gate))
+        return None
+
+    def _drain(self, run, gate):
+        since = self.clock()
+        run.pod = drain.set_gate(self.kube, run.pod, gate, False, message='in-place update by inplace.k8s')
+        run.gate = {'type': gate, 'status': 'False', 'restored': False, 'observed_not_ready': False}
+        self.watcher.observe(run.pod)
+        try:
+            run.pod = self.watcher.wait_for(run.plan.name, lambda p: not podstate.is_ready(p),
+                                            self._gone(run), min(NOT_READY_TIMEOUT, self.options.wait_timeout))
+            run.gate['observed_not_ready'] = True
+        except WaitTimeout:
+            self.warn('pod %s did not report NotReady after its readiness gate %s was set False'
+                      % (run.plan.name, gate))
+        self.sleep(self.options.drain_seconds)
+        run.mark('drain', since)
+
+    def _undrain(self, run, gate):
+        latest = self.watcher.get(run.plan.name) or run.pod
+        policy = self.options.gate_on_failure
+        ok = run.status in (UPDATED, CONVERGED, CONFLICT) or policy == 'restore' or (
+            policy == 'restore_if_healthy' and podstate.containers_healthy(latest))
+        if not ok:
+            run.gate['message'] = 'left False: the pod is not healthy after the failure'
+            self.warn('pod %s: readiness gate %s left False (pod not healthy after the failure)'
+                      % (run.plan.name, gate))
+            return
+        since = self.clock()
+        try:
+            run.pod = drain.set_gate(self.kube, latest, gate, True)
+            run.gate.update(status='True', restored=True)
+            if run.status in (UPDATED, CONVERGED):
+                run.pod = self.watcher.wait_for(run.plan.name, podstate.is_ready, self._gone(run),
+                                                self.options.wait_timeout)
+                run.mark('undrain', since)
+        except (ApiError, WaitTimeout, PodFailure) as exc:
+            run.gate['message'] = str(exc)
+            self.warn('pod %s: readiness gate %s: %s' % (run.plan.name, gate, exc))
+
+    def _write(self, run):
+        """Write the change with its record; re-read and re-plan on conflict. Returns the record
+        the wait uses (None when nothing needed writing and no record exists)."""
+        def counted(_exc):
+            run.conflicts += 1
+            run.pod = self.kube.get_pod(podstate.meta(run.pod, 'namespace'), run.plan.name)
+
+        @retry_conflict(on_retry=counted)
+        def attempt():
+            pod = run.pod
+            self._check_same_pod(run, pod)
+            fresh = planning.plan_pod(pod, self.op.desired(pod), self.op.judge)
+            if fresh.action == planning.REFUSED:
+                raise ConcurrentChange('pod %s changed while being updated: %s' % (run.plan.name, fresh.refusal))
+            if fresh.action in (planning.PENDING, planning.UNCHANGED) or not run.plan.updates():
+                run.plan = fresh
+                return record.get(pod, self.op.name)
+            if not run.plan.same_targets(fresh):
+                raise ConcurrentChange('pod %s: %s changed by another writer since it was planned '
+                                       '(planned from %s, now %s); not overwritten' % (
+                                           run.plan.name, ', '.join(c.name for c in fresh.updates()),
+                                           _values(run.plan), _values(fresh)))
+            snapshots = dict((c.name, self.op.snapshot(podstate.find_container(pod, c.name)))
+                             for c in fresh.updates())
+            generation = podstate.meta(pod, 'generation')
+            rec = record.begin(pod, self.op.name, fresh.desired(), snapshots,
+                               None if generation is None else generation + 1)  # the write makes it +1
+            written = self.op.write(self.kube, pod, fresh, rec)
+            rec['generation'] = podstate.meta(written, 'generation')
+            run.plan, run.pod, run.written = fresh, written, True
+            run.write_time = self.clock()
+            return rec
+
+        if self.watcher is not None:
+            latest = self.watcher.get(run.plan.name)
+            if latest is not None and podstate.meta(latest, 'uid') == podstate.meta(run.pod, 'uid'):
+                run.pod = latest if podstate.is_newer(latest, run.pod) else run.pod
+        return attempt()
+
+    def _check_same_pod(self, run, pod):
+        failure = podstate.pod_failure(pod, podstate.meta(run.plan.pod, 'uid'))
+        if failure:
+            raise PodFailure(run.plan.name, *failure)
+
+    def _gone(self, run):
+        uid = podstate.meta(run.plan.pod, 'uid')
+
+        def failed(pod):
+            failure = podstate.pod_failure(pod, uid)
+            return PodFailure(run.plan.name, *failure) if failure else None
+        return failed
+
+    def _wait(self, run, plan, rec, pod):
+        """Wait for the containers of ``plan``: each stage in turn, failing early."""
+        before = (rec or {}).get('before') or {}
+        generation = (rec or {}).get('generation') or podstate.meta(pod, 'generation')
+        containers = plan.to_wait()
+        gone = self._gone(run)
+
+        def failed(latest):
+            failure = gone(latest)
+            if failure is not None:
+                return failure
+            for cplan in containers:
+                found = self.op.failure(latest, cplan, before.get(cplan.name, {}), generation)
+                if found:
+                    return PodFailure(plan.name, found[0], found[1], container=cplan.name)
+            return None
+
+        since = run.write_time or self.clock()
+        deadline = since + self.options.wait_timeout
+        checks = {'restart': self.op.restarted, 'ready': self.op.done}
+        for stage in ('restart', 'ready'):
+            check = checks[stage]
+            try:
+                run.pod = self.watcher.wait_for(
+                    plan.name, lambda p, check=check: all(check(p, c, before.get(c.name, {})) for c in containers),
+                    failed, max(0.0, deadline - self.clock()))
+            except WaitTimeout as exc:
+                latest = self.watcher.get(plan.name)
+                why = self.op.stalled(latest, containers) if latest is not None else None
+                if why:
+                    raise WaitTimeout('%s: %s' % (exc.msg, why))
+                raise
+            run.mark(stage, since)
+        if self.options.min_ready_seconds > 0:
+            verified = dict((c.name, podstate.container_status(run.pod, c.name)) for c in containers)
+
+            def unstable(latest):
+                failure = gone(latest)
+                if failure is not None:
+                    return failure
+                for cplan in containers:
+                    found = self.op.unstable(latest, cplan, verified[cplan.name])
+                    if found:
+                        return PodFailure(plan.name, found[0], found[1], container=cplan.name)
+                return None
+            run.pod = self.watcher.hold(plan.name, unstable, self.options.min_ready_seconds)
+            run.mark('stable', since)
+        return run.pod
+
+    def _act(self, run, rec, groups):
+        """Operations with steps(): act on each group in turn and, with wait, wait for it before the next."""
+        for group in groups:
+            run.pod = self.op.act(self.kube, run.pod, run.plan, group)
+            run.write_time = self.clock()
+            if self.options.wait:
+                self._wait(run, planning.PodPlan(run.plan.pod, group), rec, run.pod)
+
+    def _recover(self, run, rec, exc):
+        """After a failure: roll back if asked and possible, record the outcome."""
+        if rec is None:
+            run.finish(FAILED, str(exc))
+            return
+        if self.options.on_failure == 'rollback' and self.op.can_rollback:
+            try:
+                self._rollback(run, rec)
+                run.finish(ROLLED_BACK, 'rolled back after: %s' % exc)
+                self._finish_record(run, rec, record.ROLLED_BACK, error=str(exc))
+                return
+            except (PodFailure, WaitTimeout, ApiError, ConcurrentChange) as again:
+                run.finish(FAILED, '%s; rollback failed: %s' % (exc, again))
+        else:
+            run.finish(FAILED, str(exc))
+        self._finish_record(run, rec, record.FAILED, error=run.reason)
+
+    def _rollback(self, run, rec):
+        target = self.op.rollback_target(rec)
+        name, namespace = run.plan.name, podstate.meta(run.pod, 'namespace')
+
+        @retry_conflict()
+        def attempt():
+            pod = self.kube.get_pod(namespace, name)
+            self._check_same_pod(run, pod)
+            back = planning.plan_pod(pod, target, self.op.judge)
+            if back.action == planning.REFUSED:
+                raise ConcurrentChange('cannot roll back pod %s: %s' % (name, back.refusal))
+            failed_state = dict((c.name, self.op.snapshot(podstate.find_container(pod, c.name)))
+                                for c in back.updates())
+            if back.updates():
+                pod = self.op.write(self.kube, pod, back, record.transition(rec, record.ROLLING_BACK))
+            return back, pod, failed_state
+
+        back, pod, failed_state = attempt()
+        run.rollback = dict((c.name, c.desired) for c in back.updates())
+        run.write_time = self.clock()
+        # Wait for new containers (not the failed ones) running the old values.
+        self._wait(run, back, {'generation': podstate.meta(pod, 'generation'), 'before': failed_state}, pod)
+
+    def _finish_record(self, run, rec, state, **fields):
+        if not rec:
+            return
+        name, namespace = run.plan.name, podstate.meta(run.pod, 'namespace')
+
+        @retry_conflict()
+        def attempt():
+            pod = self.kube.get_pod(namespace, name)
+            current = record.get(pod, self.op.name) or rec
+            self.kube.patch_pod(namespace, name, record.build_patch(
+                pod, self.op.name, record.transition(current, state, **fields)))
+
+        try:
+            attempt()
+        except ApiError as exc:
+            self.warn('pod %s: could not record state %s: %s' % (name, state, exc))
+
+    # ---- results
+
+    def result(self, runs):
+        pods = [self.pod_result(run) for run in sorted(runs, key=lambda r: r.plan.name)]
+        summary = dict((status, 0) for status in STATUSES)
+        for item in pods:
+            summary[item['status']] += 1
+        summary['total'] = len(pods)
+        summary['changed'] = sum(1 for item in pods if item['changed'])
+        diff = {'before': {}, 'after': {}}
+        for run in runs:
+            if run.status in (WOULD_UPDATE, UPDATED, WRITTEN, FAILED, ROLLED_BACK) and run.plan.updates():
+                diff['before'][run.plan.name] = dict((c.name, c.current) for c in run.plan.updates())
+                diff['after'][run.plan.name] = dict((c.name, c.desired) for c in run.plan.updates())
+        changed = summary['changed'] > 0 or summary[WOULD_UPDATE] > 0
+        return {'changed': changed, 'pods': pods, 'summary': summary, 'diff': diff}
+
+    def pod_result(self, run):
+        plan = run.plan
+        before_pod = plan.pod
+        after_pod = run.pod if run.pod is not None else before_pod
+        if self.watcher is not None and run.written:
+            after_pod = self.watcher.get(plan.name) or after_pod
+        result = podstate.pod_summary(before_pod)
+        after = podstate.pod_summary(after_pod)
+        ran = run.status not in (WOULD_UPDATE, REFUSED) and run.written
+        result.update({
+            'action': plan.action,
+            'status': run.status,
+            'changed': run.written or run.status == WOULD_UPDATE,
+            'reason': run.reason,
+            'uid_after': after['uid'] if ran else None,
+            'pod_ip_after': after['pod_ip'] if ran else None,
+            'in_place': (after['uid'] == result['uid'] and after['pod_ip'] == result['pod_ip']) if ran else None,
+            'conflicts': run.conflicts,
+            'readiness_gate': run.gate,
+            'timings': run.timings,
+            'error': run.error,
+            'containers': dict((c.name, self.container_result(c, before_pod, after_pod if ran else None))
+                               for c in plan.containers),
+        })
+        if run.rollback:
+            result['rolled_back_to'] = run.rollback
+        return result
+
+    def container_result(self, cplan, before_pod, after_pod):
+        before = podstate.find_container(before_pod, cplan.name)
+        after = podstate.find_container(after_pod, cplan.name) if after_pod is not None else None
+        old, new = (before.status if before else {}), (after.status if after else {})
+        result = {
+            'kind': cplan.kind,
+            'action': cplan.action,
+            'reason': cplan.reason,
+            'restart_expected': cplan.restart,
+            'old_container_id': old.get('containerID'),
+            'new_container_id': new.get('containerID') if after else None,
+            'restart_count_before': old.get('restartCount'),
+            'restart_count_after': new.get('restartCount') if after else None,
+            'restarted': bool(after and new.get('containerID') and new.get('containerID') != old.get('containerID')),
+        }
+        result.update(self.op.describe(cplan, before, after))
+        return result
+
+
+def _values(plan):
+    return ', '.join('%s=%s' % (c.name, c.current) for c in plan.updates()) or 'nothing to change'

@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""The image operation: set container / sidecar images in place (what inplace_image runs)."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.inplace.k8s.plugins.module_utils import plan, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.engine import Operation
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
+
+
+def validate_images(images):
+    """Raise ValidationError naming every invalid reference (before anything is written)."""
+    if not images:
+        raise ValidationError('containers: give at least one container name -> image')
+    errors = ['%s: %s' % (name, podstate.image_error(image)) for name, image in sorted(images.items())
+              if podstate.image_error(image)]
+    if errors:
+        raise ValidationError('invalid image reference(s): %s' % '; '.join(errors))
+
+
+class ImageOperation(Operation):
+    """containers {name: image}. A changed image string restarts that container (not plain init
+    containers, which are refused); done = new container running the image, started and ready."""
+
+    name = 'image'
+    can_rollback = True
+
+    def __init__(self, images):
+        validate_images(images)
+        self.target = dict(images)
+
+    def judge(self, info, value):
+        current = info.spec.get('image')
+        if not podstate.same_image(current, value):
+            return plan.verdict(plan.UPDATE, current, restart=True)
+        if info.kind == podstate.INIT or podstate.image_converged(info.status, value):
+            return plan.verdict(plan.UNCHANGED, current)
+        return plan.verdict(plan.PENDING, current, reason='spec already set, waiting for the container')
+
+    def snapshot(self, info):
+        snap = super(ImageOperation, self).snapshot(info)
+        snap.update(image=info.spec.get('image'), imageID=info.status.get('imageID'))
+        return snap
+
+    def changes(self, pod, pod_plan):
+        ops = []
+        for cplan in pod_plan.updates():
+            path = podstate.spec_path(podstate.find_container(pod, cplan.name))
+            ops.append({'op': 'test', 'path': path + '/name', 'value': cplan.name})
+            ops.append({'op': 'replace', 'path': path + '/image', 'value': cplan.desired})
+        return ops
+
+    def failure(self, pod, cplan, before, generation):
+        """A failure counts only if it is about the desired image: the kubelet keeps reporting the
+        last error of an earlier image (pull back-off, crash loop) for a while after a new change."""
+        found = super(ImageOperation, self).failure(pod, cplan, before, generation)
+        if found is None:
+            return None
+        if found[0] in podstate.IMAGE_REASONS:
+            return found if cplan.desired in (found[1] or '') else None
+        return found if podstate.running_image_is(podstate.container_status(pod, cplan.name), cplan.desired) else None
+
+    def done(self, pod, cplan, before):
+        info = podstate.find_container(pod, cplan.name)
+        return info is not None and podstate.image_converged(info.status, cplan.desired, before.get('containerID'))
+
+    def rollback_target(self, rec):
+        target = rec.get('target') or {}
+        return dict((name, snap['image']) for name, snap in (rec.get('before') or {}).items()
+                    if name in target and snap.get('image'))
+
+    def describe(self, cplan, before_info, after_info):
+        status = (after_info or before_info).status if (after_info or before_info) else {}
+        return {'old_image': cplan.current, 'new_image': cplan.desired,
+                'running_image': status.get('image'), 'image_id': status.get('imageID')}

@@ -1,0 +1,317 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Pure reading of pod JSON: image references, containers and their statuses, completion
+predicates and failure detection. No I/O here."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+from collections import namedtuple
+
+# --------------------------------------------------------------------------- image references
+# The distribution reference grammar (what the kubelet parses; a miss is InvalidImageName):
+#   reference := name [ ":" tag ] [ "@" digest ];  name := [domain "/"] path-component ["/" path-component]*
+
+_ALNUM = r'[a-z0-9]+'
+_SEPARATOR = r'(?:[._]|__|[-]+)'
+_PATH_COMPONENT = _ALNUM + r'(?:' + _SEPARATOR + _ALNUM + r')*'
+_DOMAIN_COMPONENT = r'(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])'
+_HOST = r'(?:' + _DOMAIN_COMPONENT + r'(?:\.' + _DOMAIN_COMPONENT + r')*|\[[a-fA-F0-9:]+\])'
+_DOMAIN = _HOST + r'(?::[0-9]+)?'
+_NAME = r'(?:' + _DOMAIN + r'/)?' + _PATH_COMPONENT + r'(?:/' + _PATH_COMPONENT + r')*'
+_TAG = r'[\w][\w.-]{0,127}'
+_DIGEST = r'[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}'
+REFERENCE_RE = re.compile(r'^(' + _NAME + r')(?::(' + _TAG + r'))?(?:@(' + _DIGEST + r'))?$')
+_IDENTIFIER_RE = re.compile(r'^[a-f0-9]{64}$')
+_DIGEST_LENGTHS = {'sha256': 64, 'sha384': 96, 'sha512': 128}
+NAME_MAX_LENGTH = 255
+DEFAULT_DOMAIN = 'docker.io'
+LEGACY_DEFAULT_DOMAIN = 'index.docker.io'
+OFFICIAL_PREFIX = 'library/'
+
+
+class ImageReference(namedtuple('ImageReference', 'domain path tag digest')):
+    """A parsed image reference; str() is the fully qualified form (docker.io/library/x:latest)."""
+
+    __slots__ = ()
+
+    def __str__(self):
+        text = '%s/%s' % (self.domain, self.path)
+        tag = self.tag or (None if self.digest else 'latest')
+        if tag:
+            text += ':' + tag
+        if self.digest:
+            text += '@' + self.digest
+        return text
+
+
+def _split_domain(name):
+    head, sep, rest = name.partition('/')
+    if not sep or ('.' not in head and ':' not in head and head != 'localhost' and head.lower() == head):
+        domain, remainder = DEFAULT_DOMAIN, name
+    else:
+        domain, remainder = head, rest
+    if domain == LEGACY_DEFAULT_DOMAIN:
+        domain = DEFAULT_DOMAIN
+    if domain == DEFAULT_DOMAIN and '/' not in remainder:
+        remainder = OFFICIAL_PREFIX + remainder
+    return domain, remainder
+
+
+def parse_image(reference):
+    """Parse and validate an image reference; raise ValueError with the reason."""
+    if not isinstance(reference, str) or not reference:
+        raise ValueError('an image reference must be a non-empty string')
+    if _IDENTIFIER_RE.match(reference):
+        raise ValueError('%s: a bare 64-character hex identifier is not a repository name' % reference)
+    name = reference.split('@', 1)[0]
+    if name.rfind(':') > name.rfind('/'):
+        name = name[:name.rfind(':')]
+    if _split_domain(name)[1].lower() != _split_domain(name)[1]:
+        raise ValueError('%s: repository name must be lowercase' % reference)
+    match = REFERENCE_RE.match(reference)
+    if not match:
+        raise ValueError('%s: invalid reference format' % reference)
+    name, tag, digest = match.groups()
+    if len(name) > NAME_MAX_LENGTH:
+        raise ValueError('%s: repository name longer than %d characters' % (reference, NAME_MAX_LENGTH))
+    domain, path = _split_domain(name)
+    if digest:
+        algorithm, _sep, encoded = digest.partition(':')
+        if algorithm not in _DIGEST_LENGTHS:
+            raise ValueError('%s: unsupported digest algorithm %s' % (reference, algorithm))
+        if len(encoded) != _DIGEST_LENGTHS[algorithm] or encoded.lower() != encoded:
+            raise ValueError('%s: invalid %s digest' % (reference, algorithm))
+    return ImageReference(domain, path, tag, digest)
+
+
+def image_error(reference):
+    """The reason a reference is invalid, or None."""
+    try:
+        parse_image(reference)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def normalize_image(reference):
+    """Fully qualified form of a reference; an unparsable one is returned unchanged."""
+    try:
+        return str(parse_image(reference))
+    except ValueError:
+        return reference
+
+
+def same_image(first, second):
+    """True when two references name the same image once normalised (nginx == docker.io/library/nginx:latest)."""
+    return normalize_image(first) == normalize_image(second)
+
+
+def pinned_digest(reference):
+    """The digest a reference pins (sha256:...), or None."""
+    try:
+        return parse_image(reference).digest
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------- containers
+
+CONTAINER, SIDECAR, INIT = 'container', 'sidecar', 'init'
+ContainerInfo = namedtuple('ContainerInfo', 'name kind index spec status')
+"""kind: container | sidecar (initContainer with restartPolicy Always) | init (plain init container).
+index: position in spec.containers or spec.initContainers. status: its containerStatuses entry or {}."""
+
+
+def _statuses(pod, field):
+    return dict((s.get('name'), s) for s in (pod.get('status') or {}).get(field) or [])
+
+
+def containers(pod):
+    """Every container and init container of the pod, as ContainerInfo, in spec order."""
+    spec = pod.get('spec') or {}
+    result = []
+    statuses = _statuses(pod, 'initContainerStatuses')
+    for index, item in enumerate(spec.get('initContainers') or []):
+        kind = SIDECAR if item.get('restartPolicy') == 'Always' else INIT
+        result.append(ContainerInfo(item['name'], kind, index, item, statuses.get(item['name'], {})))
+    statuses = _statuses(pod, 'containerStatuses')
+    for index, item in enumerate(spec.get('containers') or []):
+        result.append(ContainerInfo(item['name'], CONTAINER, index, item, statuses.get(item['name'], {})))
+    return result
+
+
+def find_container(pod, name):
+    """ContainerInfo of the named container or init container, or None."""
+    for info in containers(pod):
+        if info.name == name:
+            return info
+    return None
+
+
+def container_status(pod, name):
+    """The status of a container of the pod ({} when the pod or the status is unknown)."""
+    info = find_container(pod, name) if pod else None
+    return info.status if info else {}
+
+
+def container_names(pod):
+    return [info.name for info in containers(pod)]
+
+
+def spec_path(info):
+    """JSON pointer of a container in the pod (for patches)."""
+    return '/spec/%s/%d' % ('containers' if info.kind == CONTAINER else 'initContainers', info.index)
+
+
+# --------------------------------------------------------------------------- pod facts
+
+def meta(pod, key, default=None):
+    return (pod.get('metadata') or {}).get(key, default)
+
+
+def is_terminating(pod):
+    return bool(meta(pod, 'deletionTimestamp'))
+
+
+def phase(pod):
+    return (pod.get('status') or {}).get('phase')
+
+
+def condition(pod, condition_type):
+    """The pod condition of that type (dict) or None."""
+    for item in (pod.get('status') or {}).get('conditions') or []:
+        if item.get('type') == condition_type:
+            return item
+    return None
+
+
+def condition_is(pod, condition_type, value):
+    item = condition(pod, condition_type)
+    return item is not None and item.get('status') == value
+
+
+def is_ready(pod):
+    return condition_is(pod, 'Ready', 'True')
+
+
+def containers_healthy(pod):
+    """Every regular container and sidecar is running and ready (the readiness gate left aside)."""
+    infos = [i for i in containers(pod) if i.kind != INIT]
+    return phase(pod) == 'Running' and not is_terminating(pod) and all(
+        i.status.get('ready') and 'running' in (i.status.get('state') or {}) for i in infos)
+
+
+def kubelet_saw_generation(pod, generation):
+    """True if the kubelet reports having seen this spec generation (status.observedGeneration, 1.34+);
+    None when the server does not report it."""
+    observed = (pod.get('status') or {}).get('observedGeneration')
+    if observed is None or generation is None:
+        return None
+    return int(observed) >= int(generation)
+
+
+def is_newer(pod, other):
+    """``pod`` is a later version than ``other`` (or other is None). resourceVersions are compared
+    as numbers when both are numeric (etcd), else any difference counts as newer."""
+    if other is None:
+        return True
+    new, old = meta(pod, 'resourceVersion') or '', meta(other, 'resourceVersion') or ''
+    if new.isdigit() and old.isdigit():
+        return int(new) > int(old)
+    return new != old
+
+
+def pod_summary(pod):
+    """Identity fields reported for every pod."""
+    return {
+        'name': meta(pod, 'name'),
+        'namespace': meta(pod, 'namespace'),
+        'uid': meta(pod, 'uid'),
+        'node': (pod.get('spec') or {}).get('nodeName'),
+        'pod_ip': (pod.get('status') or {}).get('podIP'),
+    }
+
+
+# --------------------------------------------------------------------------- completion and failure
+
+FAILURE_REASONS = frozenset([
+    'ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CrashLoopBackOff',
+    'CreateContainerError', 'CreateContainerConfigError', 'RunContainerError',
+    'ErrImageNeverPull', 'PreCreateHookError', 'PreStartHookError', 'PostStartHookError',
+])
+
+# Waiting reasons about fetching an image: their message names the image they are about.
+IMAGE_REASONS = frozenset(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull'])
+
+
+def running_image_is(status, desired):
+    """The container status reports the desired image: same normalised name, or the pinned digest."""
+    if not status:
+        return False
+    if status.get('image') and same_image(status['image'], desired):
+        return True
+    digest = pinned_digest(desired)
+    return bool(digest and (status.get('imageID') or '').endswith(digest))
+
+
+def restarted(status, old_container_id):
+    """A container other than old_container_id is running."""
+    return bool(status and status.get('containerID') and status.get('containerID') != old_container_id
+                and 'running' in (status.get('state') or {}))
+
+
+def started_and_ready(status):
+    return bool(status and status.get('started') and status.get('ready')
+                and 'running' in (status.get('state') or {}))
+
+
+def image_converged(status, desired, old_container_id=None):
+    """Image update done: new containerID (when one is given), running, started, ready, desired image."""
+    if old_container_id is not None and not restarted(status, old_container_id):
+        return False
+    return started_and_ready(status) and running_image_is(status, desired)
+
+
+def left_running(status, container_id):
+    """(reason, message) if the container ``container_id`` no longer runs (exited, restarted,
+    waiting), else None."""
+    state = (status or {}).get('state') or {}
+    if status and status.get('containerID') == container_id and 'running' in state:
+        return None
+    for key in ('terminated', 'waiting'):
+        if state.get(key):
+            detail = state[key]
+            message = detail.get('message') or ('exit code %s' % detail['exitCode'] if 'exitCode' in detail else '')
+            return detail.get('reason') or key, message
+    last = ((status or {}).get('lastState') or {}).get('terminated') or {}
+    if last:
+        return last.get('reason') or 'Terminated', last.get('message') or 'exit code %s' % last.get('exitCode')
+    return 'Restarted', 'the container was replaced after it was verified'
+
+
+def container_failure(status, restart_policy='Always'):
+    """(reason, message) if the container is in a failure state, else None."""
+    state = (status or {}).get('state') or {}
+    waiting = state.get('waiting') or {}
+    if waiting.get('reason') in FAILURE_REASONS:
+        return waiting['reason'], waiting.get('message', '')
+    terminated = state.get('terminated')
+    if terminated and restart_policy == 'Never' and terminated.get('exitCode', 0) != 0:
+        return terminated.get('reason') or 'Error', terminated.get('message', '') or 'exit code %s' % terminated.get('exitCode')
+    return None
+
+
+def pod_failure(pod, uid=None):
+    """(reason, message) if the pod itself is gone, replaced or failed, else None."""
+    if pod is None:
+        return 'PodDeleted', 'the pod was deleted'
+    if uid and meta(pod, 'uid') != uid:
+        return 'PodReplaced', 'the pod was recreated (uid %s -> %s)' % (uid, meta(pod, 'uid'))
+    if phase(pod) == 'Failed':
+        status = pod.get('status') or {}
+        return status.get('reason') or 'PodFailed', status.get('message', '')
+    return None

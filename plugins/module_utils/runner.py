@@ -1,0 +1,72 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""From module parameters to a finished run: connect, select the pods, watch them, execute one
+operation with the engine, and shape what the module returns. Every module's main() calls run()."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.inplace.k8s.plugins.module_utils import engine, targets
+from ansible_collections.inplace.k8s.plugins.module_utils.client import Kube
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
+    NoMatchError, OperationFailed, ValidationError,
+)
+from ansible_collections.inplace.k8s.plugins.module_utils.waiter import PodWatcher
+
+
+def check_options(params):
+    """Option combinations that argument_spec cannot express."""
+    if params.get('readiness_gate') and not params.get('wait', True):
+        raise ValidationError('readiness_gate needs wait=true: the gate is set True again only after '
+                              'the change is verified')
+    if params.get('max_concurrency', 1) < 1:
+        raise ValidationError('max_concurrency must be at least 1')
+    if params.get('wait_timeout', 1) < 1 or params.get('drain_seconds', 0) < 0:
+        raise ValidationError('wait_timeout must be positive and drain_seconds not negative')
+
+
+def empty_result():
+    return {'changed': False, 'pods': [], 'summary': dict((s, 0) for s in engine.STATUSES + ('total', 'changed')),
+            'diff': {'before': {}, 'after': {}}}
+
+
+def run(module, operation, kube=None):
+    """Execute ``operation`` on the pods the module targets; the result dict for exit_json.
+
+    Raises NoMatchError, ValidationError (nothing written) or OperationFailed (with the result).
+    Warnings go to module.warn.
+    """
+    params = module.params
+    check_options(params)
+    kube = kube or Kube.from_params(params, pool_size=params['max_concurrency'])
+    pods, version, missing = targets.select_pods(kube, params)
+    if missing:
+        module.warn('pod(s) not found in namespace %s: %s' % (params['namespace'], ', '.join(missing)))
+    if not pods:
+        message = 'no pod matched in namespace %s' % params['namespace']
+        if params.get('fail_on_no_match'):
+            raise NoMatchError(message, **empty_result())
+        module.warn(message)
+        return empty_result()
+    options = engine.options_from_params(params, module.check_mode)
+    watcher = None
+    if not module.check_mode and (options.wait or options.readiness_gate):
+        labels, fields = targets.selectors(params)
+        watcher = PodWatcher(kube, params['namespace'], labels, fields).start(pods, version)
+    runner = engine.Engine(kube, operation, options, watcher)
+    try:
+        result = runner.run(pods)
+    finally:
+        if watcher is not None:
+            watcher.stop()
+    for warning in runner.warnings:
+        module.warn(warning)
+    if not module._diff:
+        result.pop('diff')
+    failed = [p for p in result['pods'] if p['status'] in engine.ERROR_STATUSES]
+    if failed:
+        raise OperationFailed('%d of %d pod(s) failed: %s' % (len(failed), len(result['pods']), '; '.join(
+            '%s: %s' % (p['name'], p['reason']) for p in failed)), **result)
+    return result

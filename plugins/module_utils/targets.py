@@ -1,0 +1,36 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Which pods a task targets (args.TARGET_ARG_SPEC): one name, several names, or selectors."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+
+def selectors(params):
+    """(label_selector, field_selector) strings for the API: the same for the list and the watch."""
+    labels = ','.join(params.get('label_selectors') or []) or None
+    fields = list(params.get('field_selectors') or [])
+    names = names_of(params)
+    if len(names) == 1:
+        fields.append('metadata.name=%s' % names[0])
+    return labels, ','.join(fields) or None
+
+
+def names_of(params):
+    if params.get('name'):
+        return [params['name']]
+    return list(params.get('names') or [])
+
+
+def select_pods(kube, params):
+    """(pods sorted by name, list resourceVersion, names asked for but not found)."""
+    labels, fields = selectors(params)
+    pods, version = kube.list_pods(params['namespace'], labels, fields)
+    names = names_of(params)
+    if names:
+        pods = [p for p in pods if p['metadata']['name'] in names]
+    found = set(p['metadata']['name'] for p in pods)
+    missing = [n for n in names if n not in found]
+    return sorted(pods, key=lambda p: p['metadata']['name']), version, missing

@@ -1,0 +1,288 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: inplace_image
+short_description: Change container images of running pods in place
+version_added: 0.1.0
+description:
+  - Sets new images for containers and sidecars (init containers with C(restartPolicy=Always)) of
+    existing pods, without deleting them. The kubelet restarts only the changed containers; the pod
+    keeps its UID, IP address, node and volumes.
+  - Every image reference is validated before anything is written. A container name that none of the
+    pods has is an error listing the containers they have; nothing is written.
+  - Each pod is planned first. A container is V(unchanged) (spec and status already at the image),
+    V(pending) (spec already set, waiting for the kubelet), V(update) (a restart of that container is
+    expected) or V(refused) with the reason (pod terminating, pod not running, container missing from
+    this pod, plain init container that has already run). A pod with a refused container is not changed.
+  - The state before the change (image, imageID, containerID, restartCount of each changed container)
+    and the target are recorded in the pod annotation C(inplace.k8s/state), in the same write as the
+    new images. That write is a JSON patch guarded by a C(test) of C(metadata.resourceVersion). When
+    the pod changed since it was read, it is read again and re-planned; when another writer changed
+    the containers this task is about, the pod is not overwritten and is reported as V(conflict).
+  - A change is done when each changed container runs as a new container, is started and ready, and
+    reports the new image (compared after normalising C(docker.io/), C(library/) and C(:latest)) or
+    the pinned digest.
+  - Owners (Deployments, StatefulSets ...) are not changed; their templates still name the old images.
+author:
+  - inplace.k8s contributors (@inplace-k8s)
+extends_documentation_fragment:
+  - inplace.k8s.auth
+  - inplace.k8s.target
+  - inplace.k8s.wait
+  - inplace.k8s.drain
+options:
+  containers:
+    description:
+      - Container or init container name -> new image reference.
+    type: dict
+    required: true
+  on_failure:
+    description:
+      - What to do with a pod whose new image fails (for example V(ErrImagePull) or V(CrashLoopBackOff))
+        or does not become ready within O(wait_timeout).
+      - V(stop) leaves the pod as it is and fails the task.
+      - V(rollback) writes back the images recorded before the change, waits for them to run and ready,
+        and still fails the task, reporting the pod as V(rolled_back).
+    type: str
+    default: stop
+    choices: [stop, rollback]
+attributes:
+  check_mode:
+    description: Can run in check mode and return the plan without changing anything.
+    support: full
+    details: Returns the plan of every pod and container; C(changed) says whether a real run would change something.
+  diff_mode:
+    description: Returns the images before and after for every pod that changes (or would change).
+    support: full
+  action_group:
+    description: Use C(group/inplace.k8s.inplace) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - inplace.k8s.inplace
+notes:
+  - RBAC needs C(get), C(list), C(watch) and C(patch) on C(pods), and C(patch) on C(pods/status) when
+    O(readiness_gate) is used.
+  - Any change of an image string restarts the container (preStop hook, grace period), even a tag
+    changed to the digest it points to. References that name the same image once normalised count as
+    unchanged.
+seealso:
+  - name: Updating a pod's container image
+    description: What Kubernetes allows to change in a running pod.
+    link: https://kubernetes.io/docs/concepts/workloads/pods/#pod-update-and-replacement
+'''
+
+EXAMPLES = r'''
+- name: Upgrade the log sidecar of every web pod, draining each pod first
+  inplace.k8s.inplace_image:
+    namespace: shop
+    label_selectors:
+      - app=web
+    containers:
+      log-agent: registry.example.com/fluent-bit:3.1
+    readiness_gate: inplace.k8s/ready
+    drain_seconds: 5
+    max_concurrency: 20
+  register: upgrade
+
+- name: Show which pods kept their identity
+  ansible.builtin.debug:
+    msg: "{{ upgrade.pods | map(attribute='name') | zip(upgrade.pods | map(attribute='in_place')) }}"
+
+- name: Preview a change (nothing is written)
+  inplace.k8s.inplace_image:
+    namespace: shop
+    name: web-0
+    containers:
+      app: registry.example.com/web:2.0
+  check_mode: true
+  diff: true
+  register: plan
+
+- name: Update two pods and roll back a pod whose new image fails
+  inplace.k8s.inplace_image:
+    kubeconfig: ~/.kube/staging
+    namespace: shop
+    names: [web-0, web-1]
+    containers:
+      app: registry.example.com/web@sha256:2f6c6c1d4a3e8f9b0c7d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b
+    on_failure: rollback
+    wait_timeout: 120
+
+- name: Set defaults for every module of the collection
+  module_defaults:
+    group/inplace.k8s.inplace:
+      kubeconfig: /etc/kube/admin.conf
+      namespace: shop
+  block:
+    - name: Update the app container of the canary pod
+      inplace.k8s.inplace_image:
+        name: web-canary
+        containers:
+          app: registry.example.com/web:2.1
+'''
+
+RETURN = r'''
+pods:
+  description: One entry per targeted pod, sorted by name.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Pod name.
+      type: str
+      sample: web-0
+    namespace:
+      description: Pod namespace.
+      type: str
+      sample: shop
+    uid:
+      description: C(metadata.uid) before the change.
+      type: str
+      sample: 4b4f1f7e-3c1a-4a53-9d0e-0c2b7f0a9e11
+    node:
+      description: Node the pod runs on.
+      type: str
+      sample: node-1
+    pod_ip:
+      description: Pod IP before the change.
+      type: str
+      sample: 10.244.1.7
+    uid_after:
+      description: C(metadata.uid) after the change (null when nothing was written).
+      type: str
+    pod_ip_after:
+      description: Pod IP after the change (null when nothing was written).
+      type: str
+    in_place:
+      description: UID and IP unchanged after the change (null when nothing was written).
+      type: bool
+      sample: true
+    action:
+      description: The plan of the pod, V(unchanged), V(pending), V(update) or V(refused).
+      type: str
+      sample: update
+    status:
+      description:
+        - What happened. V(unchanged), V(would_update) (check mode), V(refused), V(updated),
+          V(converged) (spec was already set; waited for it), V(written) (O(wait=false)), V(failed),
+          V(rolled_back) or V(conflict) (another writer changed these containers; not overwritten).
+      type: str
+      sample: updated
+    changed:
+      description: This pod was written (or would be, in check mode).
+      type: bool
+    reason:
+      description: Why the pod was refused, failed, rolled back or conflicted.
+      type: str
+    conflicts:
+      description: How many times the guarded write found the pod changed and read it again.
+      type: int
+      sample: 0
+    error:
+      description: The failure that stopped the wait.
+      type: dict
+      contains:
+        container:
+          description: The container that failed, null for the pod.
+          type: str
+        reason:
+          description: The reason, for example V(ErrImagePull) or V(CrashLoopBackOff).
+          type: str
+        message:
+          description: The message of the kubelet.
+          type: str
+    readiness_gate:
+      description: The readiness gate handling; null when the pod was not drained.
+      type: dict
+      contains:
+        type:
+          description: The condition type.
+          type: str
+        status:
+          description: Its status when the task ended (V(True) or V(False)).
+          type: str
+        restored:
+          description: The condition was set V(True) again.
+          type: bool
+        observed_not_ready:
+          description: The pod reported NotReady after the gate was set V(False).
+          type: bool
+        message:
+          description: Why the gate was left V(False), or what went wrong restoring it.
+          type: str
+    timings:
+      description: Seconds spent in each phase.
+      type: dict
+      sample: {drain: 5.1, restart: 1.2, ready: 1.9, undrain: 0.4, total: 7.6}
+    rolled_back_to:
+      description: Container -> image written back by O(on_failure=rollback).
+      type: dict
+    containers:
+      description: Container name -> what happened to it.
+      type: dict
+      sample:
+        app:
+          kind: container
+          action: update
+          reason: null
+          restart_expected: true
+          old_image: registry.example.com/web:1.0
+          new_image: registry.example.com/web:2.0
+          running_image: registry.example.com/web:2.0
+          image_id: registry.example.com/web@sha256:1b2c...
+          old_container_id: containerd://1f2e...
+          new_container_id: containerd://9a8b...
+          restart_count_before: 0
+          restart_count_after: 1
+          restarted: true
+summary:
+  description: How many pods ended in each status, plus C(total) and C(changed).
+  returned: always
+  type: dict
+  sample: {total: 3, changed: 2, unchanged: 1, updated: 2, would_update: 0, refused: 0, converged: 0,
+           written: 0, failed: 0, rolled_back: 0, conflict: 0}
+diff:
+  description: Container images before and after, per pod that changes.
+  returned: in diff mode
+  type: dict
+  sample: {before: {web-0: {app: "registry.example.com/web:1.0"}}, after: {web-0: {app: "registry.example.com/web:2.0"}}}
+'''
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.inplace.k8s.plugins.module_utils import runner
+from ansible_collections.inplace.k8s.plugins.module_utils.args import (
+    AUTH_ARG_SPEC, DRAIN_ARG_SPEC, TARGET_ARG_SPEC, TARGET_CONSTRAINTS, WAIT_ARG_SPEC, argument_spec,
+)
+from ansible_collections.inplace.k8s.plugins.module_utils.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError
+from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
+
+MODULE_ARGS = {
+    'containers': {'type': 'dict', 'required': True},
+    'on_failure': {'type': 'str', 'default': 'stop', 'choices': ['stop', 'rollback']},
+}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=argument_spec(AUTH_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, DRAIN_ARG_SPEC, **MODULE_ARGS),
+        supports_check_mode=True, **TARGET_CONSTRAINTS)
+    if not HAS_KUBERNETES:
+        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
+    try:
+        result = runner.run(module, ImageOperation(module.params['containers']))
+    except InplaceError as exc:
+        module.fail_json(msg=exc.msg, **exc.details)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

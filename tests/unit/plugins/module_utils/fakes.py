@@ -1,0 +1,135 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""An in-memory API server + kubelet for engine tests: JSON patches with real `test` semantics,
+resourceVersion/generation bumps, a kubelet that restarts changed containers at once (tags ending
+in -pullfail fail to pull, -crash crash-loop) and folds readiness gates into Ready."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import copy
+import itertools
+
+import jsonpatch
+
+from ansible_collections.inplace.k8s.plugins.module_utils import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import ConflictError, NotFoundError, WaitTimeout
+
+
+class FakeCluster(object):
+
+    def __init__(self, pods, kubelet=True):
+        self.pods = dict((p['metadata']['name'], copy.deepcopy(p)) for p in pods)
+        self.kubelet = kubelet
+        self.calls = []
+        self.before_write = None     # hook(cluster, name): runs before a spec patch is applied
+        self._ids = itertools.count(1)
+        self._version = itertools.count(2000)
+
+    # ---- the API used by module_utils
+
+    def get_pod(self, namespace, name):
+        self.calls.append(('get', name))
+        if name not in self.pods:
+            raise NotFoundError('pods "%s" not found' % name, status=404)
+        return copy.deepcopy(self.pods[name])
+
+    def list_pods(self, namespace, label_selector=None, field_selector=None):
+        return [copy.deepcopy(p) for p in self.pods.values()], str(next(self._version))
+
+    def patch_pod(self, namespace, name, body, content_type=None, subresource=None):
+        self.calls.append(('patch', name, subresource))
+        pod = self.pods[name]
+        if subresource == 'status':
+            for item in body['status']['conditions']:
+                conditions = pod['status']['conditions']
+                conditions[:] = [c for c in conditions if c['type'] != item['type']] + [item]
+            self._touch(pod)
+        else:
+            if self.before_write:
+                hook, self.before_write = self.before_write, None
+                hook(self, name)
+            try:
+                patched = jsonpatch.apply_patch(pod, body)
+            except jsonpatch.JsonPatchTestFailed as exc:
+                raise ConflictError('testing value failed: test failed (%s)' % exc, status=422)
+            if patched['spec'] != pod['spec']:
+                patched['metadata']['generation'] = pod['metadata'].get('generation', 1) + 1
+            self.pods[name] = pod = patched
+            self._touch(pod)
+        if self.kubelet:
+            self.run_kubelet(name)
+        return copy.deepcopy(pod)
+
+    # ---- test helpers
+
+    def set_image(self, name, container, image):
+        """Another writer changes an image (bumps generation and resourceVersion)."""
+        pod = self.pods[name]
+        podstate.find_container(pod, container).spec['image'] = image
+        pod['metadata']['generation'] += 1
+        self._touch(pod)
+        if self.kubelet:
+            self.run_kubelet(name)
+
+    def _touch(self, pod):
+        pod['metadata']['resourceVersion'] = str(next(self._version))
+
+    def run_kubelet(self, name):
+        pod = self.pods[name]
+        for info in podstate.containers(pod):
+            if info.kind == podstate.INIT:
+                continue
+            image, status = info.spec['image'], info.status
+            if status.get('image') == image and 'running' in status.get('state', {}):
+                continue
+            if image.endswith('-pullfail'):
+                status.update(state={'waiting': {'reason': 'ErrImagePull', 'message': 'pull %s failed' % image}},
+                              ready=False, started=False)
+            elif image.endswith('-crash'):
+                status.update(state={'waiting': {'reason': 'CrashLoopBackOff', 'message': 'back-off'}},
+                              ready=False, started=False, containerID='fake://%s_%d' % (info.name, next(self._ids)),
+                              restartCount=status.get('restartCount', 0) + 1, image=image)
+            else:
+                status.update(state={'running': {'startedAt': 'now'}}, ready=True, started=True, image=image,
+                              containerID='fake://%s_%d' % (info.name, next(self._ids)),
+                              restartCount=status.get('restartCount', 0) + 1)
+        infos = [i for i in podstate.containers(pod) if i.kind != podstate.INIT]
+        ready = all(i.status.get('ready') for i in infos) and all(
+            podstate.condition_is(pod, g['conditionType'], 'True') for g in pod['spec'].get('readinessGates', []))
+        podstate.condition(pod, 'Ready')['status'] = 'True' if ready else 'False'
+        pod['status']['observedGeneration'] = pod['metadata'].get('generation')
+        self._touch(pod)
+
+
+class FakeWatcher(object):
+    """The waiter's interface over a FakeCluster: the fake kubelet is synchronous, so a predicate
+    that is not true now never will be (WaitTimeout at once)."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.waits = []
+
+    def get(self, name):
+        pod = self.cluster.pods.get(name)
+        return copy.deepcopy(pod) if pod else None
+
+    def observe(self, pod):
+        pass
+
+    def hold(self, name, failed, seconds):
+        pod = self.get(name)
+        failure = failed(pod)
+        if failure is not None:
+            raise failure
+        return pod
+
+    def wait_for(self, name, done, failed=None, timeout=300):
+        self.waits.append(name)
+        pod = self.get(name)
+        failure = failed(pod) if failed else None
+        if failure is not None:
+            raise failure
+        if pod is not None and done(pod):
+            return pod
+        raise WaitTimeout('pod %s: timed out' % name)

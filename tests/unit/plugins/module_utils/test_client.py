@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import json
+
+import pytest
+
+from ansible_collections.inplace.k8s.plugins.module_utils import client
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
+    ApiError, ConfigError, ConflictError, NotFoundError, TransientError,
+)
+
+
+@pytest.mark.parametrize('attempt, retry_after, low, high', [
+    (0, None, 0.25, 0.5), (1, None, 0.5, 1.0), (3, None, 2.0, 4.0), (10, None, 7.5, 15.0), (0, '7', 7.0, 7.0)])
+def test_backoff_delay(attempt, retry_after, low, high):
+    for rand in (0.0, 0.5, 1.0):
+        assert low <= client.backoff_delay(attempt, retry_after=retry_after, rand=lambda r=rand: r) <= high
+
+
+def test_retry_transient_retries_then_gives_up():
+    sleeps, calls = [], []
+
+    @client.retry_transient(attempts=3, sleep=sleeps.append)
+    def flaky():
+        calls.append(1)
+        raise TransientError('busy', status=429, retry_after='2')
+    with pytest.raises(TransientError):
+        flaky()
+    assert len(calls) == 3 and len(sleeps) == 2 and all(s >= 2 for s in sleeps)
+
+
+def test_retry_transient_passes_other_errors_at_once():
+    calls = []
+
+    @client.retry_transient(sleep=lambda s: None)
+    def broken():
+        calls.append(1)
+        raise ApiError('forbidden', status=403)
+    with pytest.raises(ApiError):
+        broken()
+    assert calls == [1]
+
+
+def test_retry_conflict_calls_again_and_counts():
+    seen, state = [], {'left': 2}
+
+    @client.retry_conflict(on_retry=seen.append)
+    def write():
+        if state['left']:
+            state['left'] -= 1
+            raise ConflictError('changed', status=409)
+        return 'written'
+    assert write() == 'written' and len(seen) == 2
+
+
+@pytest.mark.parametrize('status, body, kind', [
+    (404, {'message': 'pods "x" not found', 'reason': 'NotFound'}, NotFoundError),
+    (409, {'message': 'the object has been modified'}, ConflictError),
+    (422, {'message': 'testing value /metadata/resourceVersion failed: test failed'}, ConflictError),
+    (422, {'message': 'Pod "x" is invalid: spec: Forbidden: pod updates may not change fields'}, ApiError),
+    (429, {'message': 'too many requests'}, TransientError),
+    (503, 'upstream down', TransientError),
+    (403, {'message': 'forbidden'}, ApiError),
+])
+def test_error_mapping(status, body, kind):
+    text = json.dumps(body) if isinstance(body, dict) else body
+    error = client._error_from_response(status, text, {'Retry-After': '3'})
+    assert error.__class__ is kind
+    assert error.status == status and error.retry_after == '3'
+    assert error.msg == (body['message'] if isinstance(body, dict) else body)
+
+
+KUBECONFIG = {
+    'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'one',
+    'clusters': [{'name': 'c1', 'cluster': {'server': 'https://one.example:6443', 'insecure-skip-tls-verify': True}},
+                 {'name': 'c2', 'cluster': {'server': 'https://two.example:6443', 'insecure-skip-tls-verify': True}}],
+    'users': [{'name': 'u', 'user': {'token': 'kubeconfig-token'}}],
+    'contexts': [{'name': 'one', 'context': {'cluster': 'c1', 'user': 'u'}},
+                 {'name': 'two', 'context': {'cluster': 'c2', 'user': 'u'}}],
+}
+
+
+def test_kubeconfig_dict_and_context():
+    cfg = client.configuration_from_params({'kubeconfig': KUBECONFIG, 'context': 'two'})
+    assert cfg.host == 'https://two.example:6443'
+    assert client.auth_headers(cfg)['authorization'] == 'Bearer kubeconfig-token'
+
+
+def test_kubeconfig_file(tmp_path):
+    path = tmp_path / 'config'
+    path.write_text(json.dumps(KUBECONFIG))
+    cfg = client.configuration_from_params({'kubeconfig': str(path)})
+    assert cfg.host == 'https://one.example:6443'
+
+
+def test_missing_kubeconfig_file():
+    with pytest.raises(ConfigError):
+        client.configuration_from_params({'kubeconfig': '/nonexistent/config'})
+
+
+def test_explicit_options_override(tmp_path):
+    cfg = client.configuration_from_params({
+        'kubeconfig': KUBECONFIG, 'host': 'https://three.example', 'api_key': 'tok', 'validate_certs': False,
+        'ca_cert': '/ca.pem', 'client_cert': '/c.pem', 'client_key': '/k.pem', 'proxy': 'http://proxy:3128',
+        'no_proxy': 'localhost'})
+    assert (cfg.host, cfg.verify_ssl, cfg.ssl_ca_cert, cfg.cert_file, cfg.key_file, cfg.proxy, cfg.no_proxy) == (
+        'https://three.example', False, '/ca.pem', '/c.pem', '/k.pem', 'http://proxy:3128', 'localhost')
+    assert client.auth_headers(cfg)['authorization'] == 'Bearer tok'
+
+
+def test_basic_auth():
+    cfg = client.configuration_from_params({'host': 'https://h', 'username': 'u', 'password': 'p'})
+    assert client.auth_headers(cfg)['authorization'] == 'Basic dTpw'
+
+
+def test_no_configuration_at_all(monkeypatch, tmp_path):
+    monkeypatch.setenv('KUBECONFIG', str(tmp_path / 'none'))
+    monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
+    with pytest.raises(ConfigError):
+        client.configuration_from_params({})
+
+
+def test_pod_paths_are_quoted():
+    assert client.Kube.pod_path('ns', 'a b', 'status') == '/api/v1/namespaces/ns/pods/a%20b/status'
+    assert client.Kube.pod_path('ns') == '/api/v1/namespaces/ns/pods'
+
+
+class Response(object):
+    def __init__(self, chunks):
+        self.chunks = chunks
+
+    def stream(self, amt, decode_content=True):
+        return iter(self.chunks)
+
+
+def test_lines_reassembles_chunks():
+    chunks = [b'{"type":"ADDED",', b'"object":{}}\n{"type"', b':"MODIFIED","object":{}}\n', b'\n']
+    assert [json.loads(line)['type'] for line in client._lines(Response(chunks))] == ['ADDED', 'MODIFIED']

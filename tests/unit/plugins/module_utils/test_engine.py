@@ -1,0 +1,284 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import copy
+
+import pytest
+
+from ansible_collections.inplace.k8s.plugins.module_utils import drain, engine, plan as planning, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load, spec_of, status_of
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
+
+GATE = 'inplace.k8s/ready'
+NEW = 'registry.example/app:2.0'
+
+
+def pods(count=1):
+    result = []
+    for index in range(count):
+        pod = load('pod_web.json')
+        pod['metadata']['name'] = 'web-%d' % index
+        pod['metadata']['uid'] = 'uid-%d' % index
+        result.append(pod)
+    return result
+
+
+def options(**changes):
+    values = dict(check_mode=False, wait=True, wait_timeout=30, max_concurrency=4, readiness_gate=None,
+                  drain_seconds=0, require_readiness_gate=False, gate_on_failure='restore_if_healthy',
+                  on_failure='stop', min_ready_seconds=0)
+    values.update(changes)
+    return engine.Options(**values)
+
+
+def run(cluster, images, **changes):
+    runner = engine.Engine(cluster, ImageOperation(images), options(**changes), FakeWatcher(cluster),
+                           sleep=lambda seconds: None)
+    listed = [copy.deepcopy(p) for p in sorted(cluster.pods.values(), key=lambda p: p['metadata']['name'])]
+    return runner.run(listed), runner
+
+
+def writes(cluster):
+    return [c for c in cluster.calls if c[0] == 'patch' and c[2] is None]
+
+
+def test_check_mode_plans_and_writes_nothing():
+    cluster = FakeCluster(pods(2))
+    result = run(cluster, {'app': NEW}, check_mode=True)[0]
+    assert result['changed'] is True
+    assert [p['status'] for p in result['pods']] == ['would_update', 'would_update']
+    assert result['diff']['after'] == {'web-0': {'app': NEW}, 'web-1': {'app': NEW}}
+    assert result['pods'][0]['containers']['app']['new_container_id'] is None
+    assert cluster.calls == []
+
+
+def test_update_then_idempotent():
+    cluster = FakeCluster(pods(3))
+    result = run(cluster, {'app': NEW})[0]
+    assert result['changed'] is True
+    assert result['summary']['updated'] == 3 and result['summary']['changed'] == 3
+    first = result['pods'][0]
+    app = first['containers']['app']
+    assert (app['old_image'], app['new_image'], app['restarted']) == ('registry.example/app:1.0', NEW, True)
+    assert app['old_container_id'] != app['new_container_id']
+    assert (app['restart_count_before'], app['restart_count_after']) == (0, 1)
+    assert first['in_place'] is True and first['uid_after'] == 'uid-0'
+    assert set(first['timings']) >= {'restart', 'ready', 'total'}
+    rec = record.get(cluster.pods['web-0'], 'image')
+    assert rec['state'] == 'done' and rec['before']['app']['image'] == 'registry.example/app:1.0'
+    assert rec['before']['app']['containerID'] == 'fake://app-7c1e_0'
+    # other containers untouched
+    assert status_of(cluster.pods['web-0'], 'metrics')['containerID'] == 'fake://metrics-41aa_0'
+
+    cluster.calls[:] = []
+    again = run(cluster, {'app': NEW})[0]
+    assert again['changed'] is False and again['summary']['unchanged'] == 3
+    assert writes(cluster) == []
+
+
+def test_image_and_record_in_one_guarded_write():
+    cluster = FakeCluster(pods(1))
+    sent = []
+    original = cluster.patch_pod
+
+    def spy(namespace, name, body, content_type=None, subresource=None):
+        sent.append(body)
+        return original(namespace, name, body, content_type, subresource)
+    cluster.patch_pod = spy
+    run(cluster, {'app': NEW})
+    first = sent[0]
+    assert first[0]['op'] == 'test' and first[0]['path'] == '/metadata/resourceVersion'
+    assert [op['path'] for op in first[1:]] == [
+        '/metadata/annotations', '/spec/containers/0/name', '/spec/containers/0/image']
+
+
+def test_unknown_container_is_an_error_before_any_write():
+    cluster = FakeCluster(pods(1))
+    with pytest.raises(ValidationError) as caught:
+        run(cluster, {'ap': NEW})
+    assert 'ap' in caught.value.msg and 'app, log-agent, metrics, setup' in caught.value.msg
+    assert cluster.calls == []
+
+
+def test_sidecar_update():
+    cluster = FakeCluster(pods(1))
+    result = run(cluster, {'log-agent': 'registry.example/fluent-bit:3.1'})[0]
+    sidecar = result['pods'][0]['containers']['log-agent']
+    assert (sidecar['kind'], sidecar['restarted']) == ('sidecar', True)
+    assert spec_of(cluster.pods['web-0'], 'log-agent')['image'] == 'registry.example/fluent-bit:3.1'
+
+
+def test_refused_pod_is_not_written_and_warned():
+    pod = pods(1)[0]
+    pod['metadata']['deletionTimestamp'] = '2025-11-21T22:00:00Z'
+    cluster = FakeCluster([pod])
+    result, runner = run(cluster, {'app': NEW})
+    assert result['pods'][0]['status'] == 'refused' and result['changed'] is False
+    assert 'terminating' in runner.warnings[0]
+    assert writes(cluster) == []
+
+
+def test_pull_failure_stops_with_reason():
+    cluster = FakeCluster(pods(1))
+    result = run(cluster, {'app': 'registry.example/app:2.0-pullfail'})[0]
+    pod = result['pods'][0]
+    assert pod['status'] == 'failed'
+    assert pod['error']['container'] == 'app' and pod['error']['reason'] == 'ErrImagePull'
+    assert 'pull registry.example/app:2.0-pullfail failed' in pod['reason']
+    assert record.get(cluster.pods['web-0'], 'image')['state'] == 'failed'
+
+
+@pytest.mark.parametrize('bad', ['registry.example/app:2.0-pullfail', 'registry.example/app:2.0-crash'])
+def test_rollback_restores_recorded_image(bad):
+    cluster = FakeCluster(pods(1))
+    result = run(cluster, {'app': bad}, on_failure='rollback')[0]
+    pod = result['pods'][0]
+    assert pod['status'] == 'rolled_back'
+    assert pod['rolled_back_to'] == {'app': 'registry.example/app:1.0'}
+    assert spec_of(cluster.pods['web-0'], 'app')['image'] == 'registry.example/app:1.0'
+    assert status_of(cluster.pods['web-0'], 'app')['ready'] is True
+    assert record.get(cluster.pods['web-0'], 'image')['state'] == 'rolled-back'
+
+
+def test_conflict_is_reread_and_retried():
+    cluster = FakeCluster(pods(1))
+
+    def kubelet_status_update(fake, name):
+        fake._touch(fake.pods[name])  # an unrelated write (status) moves resourceVersion
+    cluster.before_write = kubelet_status_update
+    result = run(cluster, {'app': NEW})[0]
+    pod = result['pods'][0]
+    assert pod['status'] == 'updated' and pod['conflicts'] == 1
+    assert spec_of(cluster.pods['web-0'], 'app')['image'] == NEW
+
+
+def test_concurrent_change_of_the_same_container_is_not_overwritten():
+    cluster = FakeCluster(pods(1))
+    cluster.before_write = lambda fake, name: fake.set_image(name, 'app', 'registry.example/app:1.5')
+    result = run(cluster, {'app': NEW})[0]
+    pod = result['pods'][0]
+    assert pod['status'] == 'conflict' and pod['conflicts'] == 1
+    assert 'changed by another writer' in pod['reason'] and 'app=registry.example/app:1.5' in pod['reason']
+    assert spec_of(cluster.pods['web-0'], 'app')['image'] == 'registry.example/app:1.5'
+
+
+def test_readiness_gate_drain_and_restore():
+    cluster = FakeCluster(pods(1))
+    seen = []
+    original = drain.set_gate
+
+    def spy(kube, pod, gate, ready, reason=None, message=None):
+        seen.append(ready)
+        return original(kube, pod, gate, ready, reason, message)
+    drain.set_gate = spy
+    try:
+        result = run(cluster, {'app': NEW}, readiness_gate=GATE, drain_seconds=3)[0]
+    finally:
+        drain.set_gate = original
+    pod = result['pods'][0]
+    assert seen == [False, True]
+    assert pod['readiness_gate'] == {'type': GATE, 'status': 'True', 'restored': True, 'observed_not_ready': True}
+    assert 'drain' in pod['timings'] and 'undrain' in pod['timings']
+    assert drain.gate_status(cluster.pods['web-0'], GATE) == 'True'
+
+
+def test_gate_left_false_when_pod_unhealthy_after_failure():
+    cluster = FakeCluster(pods(1))
+    result, runner = run(cluster, {'app': 'registry.example/app:2.0-pullfail'}, readiness_gate=GATE)
+    pod = result['pods'][0]
+    assert pod['status'] == 'failed'
+    assert pod['readiness_gate']['status'] == 'False' and pod['readiness_gate']['restored'] is False
+    assert any('left False' in w for w in runner.warnings)
+    assert drain.gate_status(cluster.pods['web-0'], GATE) == 'False'
+
+
+def test_gate_restored_after_successful_rollback():
+    cluster = FakeCluster(pods(1))
+    result = run(cluster, {'app': 'registry.example/app:2.0-pullfail'}, readiness_gate=GATE,
+                 on_failure='rollback')[0]
+    assert result['pods'][0]['readiness_gate']['status'] == 'True'
+    assert drain.gate_status(cluster.pods['web-0'], GATE) == 'True'
+
+
+def test_missing_gate_warns_or_fails():
+    pod = pods(1)[0]
+    del pod['spec']['readinessGates']
+    cluster = FakeCluster([pod])
+    with pytest.raises(ValidationError):
+        run(cluster, {'app': NEW}, readiness_gate=GATE, require_readiness_gate=True)
+    assert cluster.calls == []
+    result, runner = run(cluster, {'app': NEW}, readiness_gate=GATE)
+    assert result['pods'][0]['status'] == 'updated' and result['pods'][0]['readiness_gate'] is None
+    assert 'no readiness gate' in runner.warnings[0]
+
+
+def test_resume_waits_without_writing():
+    cluster = FakeCluster(pods(1), kubelet=False)
+    pod = cluster.pods['web-0']
+    spec_of(pod, 'app')['image'] = NEW            # a previous run wrote, the kubelet has not acted yet
+    cluster.kubelet = True
+    cluster.run_kubelet('web-0')
+    result = run(cluster, {'app': NEW})[0]
+    assert result['pods'][0]['action'] in ('unchanged', 'pending')
+    assert writes(cluster) == []
+
+
+def test_no_wait_writes_and_returns():
+    cluster = FakeCluster(pods(1), kubelet=False)
+    result = run(cluster, {'app': NEW}, wait=False)[0]
+    assert result['pods'][0]['status'] == 'written' and result['changed'] is True
+
+
+def test_min_ready_seconds_catches_a_crash_after_start():
+    cluster = FakeCluster(pods(1))
+    watcher = FakeWatcher(cluster)
+
+    def crash_later(name, failed, seconds):
+        status = status_of(cluster.pods[name], 'app')
+        status.update(state={'terminated': {'exitCode': 1, 'reason': 'Error', 'message': 'boom'}}, ready=False)
+        return FakeWatcher.hold(watcher, name, failed, seconds)
+    watcher.hold = crash_later
+    runner = engine.Engine(cluster, ImageOperation({'app': NEW}), options(min_ready_seconds=5), watcher,
+                           sleep=lambda seconds: None)
+    pod = runner.run([copy.deepcopy(cluster.pods['web-0'])])['pods'][0]
+    assert pod['status'] == 'failed'
+    assert pod['error'] == {'container': 'app', 'reason': 'Error', 'message': 'boom'}
+
+
+@pytest.mark.parametrize('status, result', [
+    ({'containerID': 'a', 'state': {'running': {}}}, None),
+    ({'containerID': 'b', 'state': {'running': {}}, 'lastState': {'terminated': {'exitCode': 1, 'reason': 'Error'}}},
+     ('Error', 'exit code 1')),
+    ({'containerID': 'a', 'state': {'waiting': {'reason': 'CrashLoopBackOff', 'message': 'back-off'}}},
+     ('CrashLoopBackOff', 'back-off')),
+    ({'containerID': 'a', 'state': {'terminated': {'exitCode': 137}}}, ('terminated', 'exit code 137')),
+    ({'containerID': 'b', 'state': {'running': {}}}, ('Restarted', 'the container was replaced after it was verified')),
+])
+def test_left_running(status, result):
+    assert podstate.left_running(status, 'a') == result
+
+
+@pytest.mark.parametrize('state, image, counts', [
+    ({'waiting': {'reason': 'ImagePullBackOff', 'message': 'Back-off pulling image "registry.example/app:1.5-pullfail"'}},
+     'registry.example/app:1.0', False),
+    ({'waiting': {'reason': 'ErrImagePull', 'message': 'failed to pull "registry.example/app:2.0"'}},
+     'registry.example/app:1.0', True),
+    ({'waiting': {'reason': 'CrashLoopBackOff', 'message': 'back-off 10s'}}, 'registry.example/app:1.5-crash', False),
+    ({'waiting': {'reason': 'CrashLoopBackOff', 'message': 'back-off 10s'}}, 'registry.example/app:2.0', True),
+])
+def test_image_failures_count_only_for_the_desired_image(web_pod, state, image, counts):
+    """The kubelet keeps reporting the error of an earlier image for a while after a new change."""
+    operation = ImageOperation({'app': NEW})
+    status_of(web_pod, 'app').update(state=state, image=image)
+    cplan = operation_plan(operation, web_pod).containers[0]
+    found = operation.failure(web_pod, cplan, {'containerID': 'x'}, generation=1)
+    assert (found is not None) is counts
+
+
+def operation_plan(operation, pod):
+    return planning.plan_pod(pod, operation.desired(pod), operation.judge)

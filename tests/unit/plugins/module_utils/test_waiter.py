@@ -1,0 +1,112 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import copy
+import threading
+
+import pytest
+
+from ansible_collections.inplace.k8s.plugins.module_utils import podstate, waiter
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import PodFailure, WaitTimeout
+
+
+def version(pod, rv):
+    pod = copy.deepcopy(pod)
+    pod['metadata']['resourceVersion'] = str(rv)
+    return pod
+
+
+class StreamingKube(object):
+    """list_pods returns the initial pods; watch_pods yields events pushed by the test."""
+
+    def __init__(self, pods):
+        self.pods = pods
+        self.events = []
+        self.ready = threading.Condition()
+        self.watches = []
+        self.lists = 0
+
+    def list_pods(self, namespace, label_selector=None, field_selector=None):
+        self.lists += 1
+        return copy.deepcopy(self.pods), '100'
+
+    def push(self, kind, obj):
+        with self.ready:
+            self.events.append({'type': kind, 'object': obj})
+            self.ready.notify_all()
+
+    def watch_pods(self, namespace, resource_version, label_selector=None, field_selector=None,
+                   timeout_seconds=60):
+        self.watches.append(resource_version)
+        while True:
+            with self.ready:
+                if not self.events:
+                    self.ready.wait(0.05)
+                if not self.events:
+                    return
+                event = self.events.pop(0)
+            yield event
+
+
+def test_one_watch_feeds_many_waiters(web_pod):
+    kube = StreamingKube([web_pod])
+    watcher = waiter.PodWatcher(kube, 'shop', 'app=web').start()
+    results = []
+
+    def wait(label):
+        results.append((label, watcher.wait_for(
+            'web-0', lambda p: p['metadata'].get('labels', {}).get('phase') == 'two', timeout=5)['metadata']['resourceVersion']))
+    threads = [threading.Thread(target=wait, args=(n,)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    changed = version(web_pod, 101)
+    changed['metadata']['labels']['phase'] = 'two'
+    kube.push('MODIFIED', changed)
+    for thread in threads:
+        thread.join(5)
+    watcher.stop()
+    assert sorted(results) == [(0, '101'), (1, '101'), (2, '101')]
+    assert kube.lists == 1 and kube.watches[0] == '100'
+
+
+def test_failure_stops_early_and_deleted_pod_is_none(web_pod):
+    kube = StreamingKube([web_pod])
+    watcher = waiter.PodWatcher(kube, 'shop').start()
+    kube.push('DELETED', version(web_pod, 102))
+
+    def failed(pod):
+        reason = podstate.pod_failure(pod, web_pod['metadata']['uid'])
+        return PodFailure('web-0', *reason) if reason else None
+    with pytest.raises(PodFailure) as caught:
+        watcher.wait_for('web-0', lambda p: False, failed, timeout=5)
+    watcher.stop()
+    assert caught.value.reason == 'PodDeleted'
+
+
+def test_timeout(web_pod):
+    times = iter([0, 10])
+    watcher = waiter.PodWatcher(StreamingKube([web_pod]), 'shop', clock=lambda: next(times))
+    watcher._replace([web_pod], '100')
+    with pytest.raises(WaitTimeout):
+        watcher.wait_for('web-0', lambda p: False, timeout=5)
+
+
+def test_gone_watch_relists(web_pod):
+    kube = StreamingKube([web_pod])
+    watcher = waiter.PodWatcher(kube, 'shop')
+    watcher._replace([web_pod], '100')
+    assert watcher._apply({'type': 'ERROR', 'object': {'code': 410, 'message': 'too old'}}) == 'relist'
+    assert watcher._apply({'type': 'BOOKMARK', 'object': {'metadata': {'resourceVersion': '150'}}}) is None
+    assert watcher._version == '150'
+
+
+def test_observe_keeps_newest(web_pod):
+    watcher = waiter.PodWatcher(StreamingKube([]), 'shop')
+    watcher._replace([version(web_pod, 200)], '200')
+    watcher.observe(version(web_pod, 150))
+    assert watcher.get('web-0')['metadata']['resourceVersion'] == '200'
+    watcher.observe(version(web_pod, 250))
+    assert watcher.get('web-0')['metadata']['resourceVersion'] == '250'
