@@ -3,7 +3,7 @@
 # Every stage runs; the run fails if any failed, and the cluster is stopped at the end.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 export CACHE=${CACHE:-$root/.cache} CLUSTERDIR=${CLUSTERDIR:-$root/.cluster}
 results=()
 failed=0
@@ -14,10 +14,7 @@ stage() {
   if "$@"; then results+=("PASS  $name ($((SECONDS - t0))s)")
   else results+=("FAIL  $name ($((SECONDS - t0))s)"); failed=$((failed + 1)); fi
 }
-cleanup() {
-  hack/cluster.sh down >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
+trap 'hack/cluster.sh down >/dev/null 2>&1 || true' EXIT
 
 stage "sanity" hack/sanity.sh
 stage "units" hack/units.sh

@@ -16,7 +16,10 @@ import (
 
 	cadvisorapi "github.com/google/cadvisor/info/v1"
 	"go.opentelemetry.io/otel/trace/noop"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	remote "k8s.io/cri-client/pkg"
@@ -119,6 +122,7 @@ func runNode(args []string) int {
 		fmt.Fprintf(os.Stderr, "node: %v\n", err)
 		return 1
 	}
+	rt.podSpec = podSpecLookup(ctx, client, *name)
 	hk := kubemark.NewHollowKubelet(f, c, client, heartbeat,
 		&machine{Fake: &cadvisortest.Fake{NodeName: *name}, cores: *cpu, memory: memBytes},
 		imageService, runtimeService, newContainerManager(*cpuPolicy))
@@ -134,6 +138,28 @@ func runNode(args []string) int {
 	rt.server.Stop()
 	_ = os.Remove(socket)
 	return 0
+}
+
+// podSpecLookup watches the pods bound to this node and finds a pod's spec by name.
+func podSpecLookup(ctx context.Context, client clientset.Interface, node string) func(string, string) *v1.PodSpec {
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", node).String()
+		}))
+	lister := factory.Core().V1().Pods().Lister()
+	factory.Start(ctx.Done())
+	return func(namespace, name string) *v1.PodSpec {
+		p, err := lister.Pods(namespace).Get(name)
+		if err != nil {
+			// Not in the cache yet: ask the API server.
+			c, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if p, err = client.CoreV1().Pods(namespace).Get(c, name, metav1.GetOptions{}); err != nil {
+				return nil
+			}
+		}
+		return &p.Spec
+	}
 }
 
 func kubeletConfig(name, rootDir, endpoint string, port, maxPods int, extraLabels string) (*options.KubeletFlags, *kubeletconfig.KubeletConfiguration, error) {

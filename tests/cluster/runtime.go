@@ -35,10 +35,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-const crashDelay = 2 * time.Second
+const (
+	crashDelay   = 2 * time.Second
+	initDuration = 500 * time.Millisecond
+)
 
 var slowTag = regexp.MustCompile(`-slow([0-9]+)$`)
 
@@ -87,6 +91,8 @@ type fakeRuntime struct {
 	containers map[string]*container
 	images     map[string]*image // by normalised reference
 	server     *grpc.Server
+	// podSpec, when set, finds a pod's spec so that plain init containers can complete.
+	podSpec func(namespace, name string) *v1.PodSpec
 }
 
 func newFakeRuntime(nodeIndex int, rootDir string) *fakeRuntime {
@@ -406,6 +412,7 @@ func (f *fakeRuntime) StartContainer(_ context.Context, req *runtimeapi.StartCon
 		tag = tagOf(c.image)
 	}
 	f.mu.Unlock()
+	plainInit := !strings.HasSuffix(tag, "-crash") && f.isPlainInit(c)
 	if m := slowTag.FindStringSubmatch(tag); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		time.Sleep(time.Duration(n) * time.Second)
@@ -417,6 +424,17 @@ func (f *fakeRuntime) StartContainer(_ context.Context, req *runtimeapi.StartCon
 	}
 	c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
 	c.startedAt = now()
+	if plainInit {
+		// A plain init container does its work and exits successfully.
+		id := c.id
+		time.AfterFunc(initDuration, func() {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if cc, ok := f.containers[id]; ok && cc.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
+				f.exit(cc, 0, "Completed", "")
+			}
+		})
+	}
 	if strings.HasSuffix(tag, "-crash") {
 		id := c.id
 		time.AfterFunc(crashDelay, func() {
@@ -428,6 +446,25 @@ func (f *fakeRuntime) StartContainer(_ context.Context, req *runtimeapi.StartCon
 		})
 	}
 	return &runtimeapi.StartContainerResponse{}, nil
+}
+
+// isPlainInit tells whether the container is an init container without restartPolicy
+// Always (a sidecar keeps running). It may call the API server: do not hold f.mu.
+func (f *fakeRuntime) isPlainInit(c *container) bool {
+	if f.podSpec == nil {
+		return false
+	}
+	l := c.config.GetLabels()
+	spec := f.podSpec(l["io.kubernetes.pod.namespace"], l["io.kubernetes.pod.name"])
+	if spec == nil {
+		return false
+	}
+	for _, ic := range spec.InitContainers {
+		if ic.Name == c.config.GetMetadata().GetName() {
+			return ic.RestartPolicy == nil || *ic.RestartPolicy != v1.ContainerRestartPolicyAlways
+		}
+	}
+	return false
 }
 
 // exit marks a container exited; callers hold f.mu.

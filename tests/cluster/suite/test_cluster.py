@@ -317,3 +317,14 @@ def test_cri_stop_restarts_container(core, ns, state):
         return p if s.restart_count == 1 and s.ready else None
     after = wait_for("container restarted after CRI stop", restarted, 60)
     assert after.metadata.uid == before.metadata.uid and after.status.pod_ip == before.status.pod_ip
+
+
+def test_plain_init_container_completes_before_app_starts(core, ns):
+    pod = create_ready_pod(core, ns, pod_manifest(
+        "i", [ctr("app", "registry.example/app:1.0")],
+        initContainers=[ctr("migrate", "registry.example/migrate:1.0"),
+                        ctr("proxy", "registry.example/proxy:1.0", restartPolicy="Always")]))
+    migrate, proxy, app = (status_of(pod, n) for n in ("migrate", "proxy", "app"))
+    assert migrate.state.terminated.exit_code == 0 and migrate.state.terminated.reason == "Completed"
+    assert proxy.state.running and app.state.running
+    assert app.state.running.started_at >= migrate.state.terminated.finished_at
