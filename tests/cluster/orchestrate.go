@@ -49,15 +49,16 @@ type state struct {
 }
 
 type clusterOptions struct {
-	dir      string
-	nodes    int
-	cpu      int
-	memory   string
-	maxPods  int
-	port     int
-	etcdPort int
-	timeout  time.Duration
-	audit    bool
+	dir             string
+	nodes           int
+	cpu             int
+	memory          string
+	maxPods         int
+	port            int
+	etcdPort        int
+	kubeletPortBase int
+	timeout         time.Duration
+	audit           bool
 }
 
 func parseOptions(cmd string, args []string) (*clusterOptions, []string) {
@@ -70,6 +71,7 @@ func parseOptions(cmd string, args []string) (*clusterOptions, []string) {
 	fs.IntVar(&o.maxPods, "max-pods", envInt("NODE_MAX_PODS", 110), "max pods per node")
 	fs.IntVar(&o.port, "port", envInt("APISERVER_PORT", 16443), "kube-apiserver port on 127.0.0.1")
 	fs.IntVar(&o.etcdPort, "etcd-port", envInt("ETCD_PORT", 12379), "etcd client port (peer port is +1)")
+	fs.IntVar(&o.kubeletPortBase, "kubelet-port-base", envInt("KUBELET_PORT_BASE", 11250), "node N's kubelet listens on base+N")
 	fs.DurationVar(&o.timeout, "timeout", 180*time.Second, "how long to wait for readiness")
 	fs.BoolVar(&o.audit, "audit", os.Getenv("CLUSTER_AUDIT") == "1", "write an apiserver audit log (Metadata level)")
 	_ = fs.Parse(args)
@@ -280,7 +282,7 @@ func (o *clusterOptions) components(p pki) []*component {
 		nd := filepath.Join(o.dir, "nodes", name)
 		cs = append(cs, &component{Name: name, CRISocket: filepath.Join(nd, "cri.sock"), Args: []string{"node",
 			"--name=" + name, fmt.Sprintf("--index=%d", i), "--kubeconfig=" + kc, "--dir=" + nd,
-			fmt.Sprintf("--port=%d", 11250+i), fmt.Sprintf("--cpu=%d", o.cpu), "--memory=" + o.memory,
+			fmt.Sprintf("--port=%d", o.kubeletPortBase+i), fmt.Sprintf("--cpu=%d", o.cpu), "--memory=" + o.memory,
 			fmt.Sprintf("--max-pods=%d", o.maxPods)}})
 	}
 	for _, c := range cs {
