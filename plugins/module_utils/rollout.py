@@ -1,0 +1,334 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""The steps of a batched rollout (what the rollout_workload module runs, one step per call):
+
+prepare   resolve the pods, plan (in place or not, and why), hold the controller, put the target on
+          the template(s), and split the pods still to update into batches
+gate      before a batch: PodDisruptionBudgets allow the disruption, max_unavailable is respected
+sync      after a batch: updated pods get the new revision labels, leftover drains are undone,
+          restarted pods are marked with the restart id
+finish    restore the controller's strategy, wait until its status says it is fully updated
+rollback  put the template values from before back (the pods are then updated back in batches)
+
+Pods are updated by inplace_image / inplace_resize / container_recreate between these steps.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import time
+
+from ansible_collections.inplace.k8s.plugins.module_utils import batching, plan, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.workload import (
+    DONE, IN_PROGRESS, ROLLED_BACK, ROLLING_BACK, Workload, pod_converged, pod_matches, selector_matches,
+    selector_string, snapshot, template_refusals, undrain_leftovers, write_record,
+)
+
+RESTART_ANNOTATION = 'inplace.k8s/restart-id'
+POLL_SECONDS = 2.0
+
+
+class Rollout(object):
+    """One call of the rollout_workload module: ``params`` are the module's, ``kube`` a client."""
+
+    def __init__(self, kube, params, check_mode=False, clock=time.monotonic, sleep=time.sleep):
+        self.kube, self.params, self.check_mode = kube, params, check_mode
+        self.clock, self.sleep = clock, sleep
+        self.images = params.get('images') or {}
+        self.resources = params.get('resources') or {}
+        self.restart = params.get('restart') or []
+        self.warnings = []
+        self.workload = None
+        if params.get('kind'):
+            self.workload = Workload(kube, params['kind'], params['namespace'], params['name'], clock, sleep)
+        if not (self.images or self.resources or self.restart) and params['state'] == 'prepare':
+            raise ValidationError('give images, resources or restart')
+        if self.restart and (self.images or self.resources):
+            raise ValidationError('restart cannot be combined with images or resources in one rollout')
+
+    # ---- shared
+
+    @property
+    def target(self):
+        return {'images': self.images, 'resources': self.resources}
+
+    def pods(self):
+        if self.workload is not None:
+            return self.workload.pods()
+        selectors = self.params.get('label_selectors') or []
+        if not selectors:
+            raise ValidationError('give kind and name of a workload, or label_selectors')
+        items, _version = self.kube.list_pods(self.params['namespace'], ','.join(selectors))
+        pods = [p for p in items if not podstate.is_terminating(p)]
+        owned = sorted(podstate.meta(p, 'name') for p in pods if podstate.meta(p, 'ownerReferences'))
+        if owned and self.images or owned and self.resources:
+            self.warnings.append('pods are updated directly; the template of their owner was not changed, so a '
+                                 'pod it recreates gets the old values: %s' % ', '.join(owned))
+        return pods
+
+    def pending(self, pod):
+        """Does this pod still need the change?"""
+        if self.restart:
+            annotations = podstate.meta(pod, 'annotations') or {}
+            return annotations.get(RESTART_ANNOTATION) != self.params.get('restart_id')
+        return not pod_converged(pod, self.images, self.resources)
+
+    def result(self, pods, **extra):
+        out = {'changed': False, 'warnings': self.warnings,
+               'pods': [dict(podstate.pod_summary(p), ordinal=batching.ordinal(p),
+                             updated=not self.pending(p)) for p in pods]}
+        if self.workload is not None and self.workload.obj is not None:
+            out['workload'] = self.workload.status_summary()
+            self.warnings.extend(self.workload.warnings)
+        out.update(extra)
+        return out
+
+    def pdbs(self, pods):
+        """PodDisruptionBudgets of the namespace that select any of the pods: (pdb, [pod names])."""
+        answer = self.kube.request('GET', '/apis/policy/v1/namespaces/%s/poddisruptionbudgets'
+                                   % self.params['namespace'])
+        found = []
+        for pdb in answer.get('items') or []:
+            selector = (pdb.get('spec') or {}).get('selector')
+            names = [podstate.meta(p, 'name') for p in pods if selector_matches(selector, podstate.meta(p, 'labels'))]
+            if names:
+                found.append((pdb, names))
+        return found
+
+    # ---- prepare
+
+    def prepare(self):
+        w = self.workload
+        if w is not None:
+            w.read()
+            if self.restart:
+                return self._plan(w.pods(), mode='restart')
+            refusals = template_refusals(w.template, self.images, self.resources)
+            if refusals:
+                return self._recreate(refusals)
+            rec = w.record
+            resuming = bool(rec) and rec.get('state') in (IN_PROGRESS, ROLLING_BACK)
+            if resuming and rec.get('target') != self.target:
+                raise ValidationError('%s %s/%s has an unfinished rollout to %s (state %s): run it again with '
+                                      'the same change to resume it, or roll it back first' % (
+                                          w.kind, w.namespace, w.name, rec.get('target'), rec.get('state')))
+            pods = w.pods()
+            template_changes = w.set_template(self.images, self.resources, check_mode=True)
+            pending = [p for p in pods if self.pending(p)]
+            changed = bool(pending or template_changes or resuming)
+            labels, revision = {}, None
+            if changed and not self.check_mode:
+                if not resuming:
+                    rec = {'state': IN_PROGRESS, 'target': self.target,
+                           'before': snapshot(w.template, self.images, self.resources),
+                           'saved': w.saved_strategy(), 'started': record.timestamp()}
+                write_record(w, rec, w.hold_spec())
+                w.set_template(self.images, self.resources)
+                labels, revision = w.revision(self.params['wait_timeout'])
+                w.relabel([p for p in pods if not self.pending(p)], labels)
+            elif not changed:
+                labels, revision = w.revision(self.params['wait_timeout'])
+            return self._plan(pods, mode='in_place', changed=changed, labels=labels, revision=revision,
+                              template_changed=template_changes)
+        return self._plan(self.pods(), mode='restart' if self.restart else 'in_place')
+
+    def _recreate(self, refusals):
+        w = self.workload
+        reasons = '; '.join('%s: %s' % (r['field'], r['reason']) for r in refusals)
+        if not self.params.get('allow_recreate'):
+            raise ValidationError('%s %s/%s: the change cannot be made in place (%s); set allow_recreate to hand '
+                                  'it to the controller\'s own rolling update' % (w.kind, w.namespace, w.name, reasons),
+                                  refusals=refusals)
+        self.warnings.append('not in place (%s): handed to the %s controller\'s rolling update' % (reasons, w.kind))
+        changed = w.set_template(self.images, self.resources, check_mode=True)
+        if changed and not self.check_mode:
+            w.set_template(self.images, self.resources)
+            strategy = (w.spec.get('updateStrategy') or {}).get('type')
+            if strategy == 'OnDelete' or w.kind == 'ReplicaSet':
+                self.warnings.append('%s %s uses OnDelete / no rolling update: pods get the new template only '
+                                     'when they are recreated' % (w.kind, w.name))
+            else:
+                w.wait_for('the rolling update to finish', lambda obj: w.converged(obj, True),
+                           self.params['wait_timeout'])
+        return self.result(w.pods(), changed=changed, mode='recreate', refusals=refusals, batches=[], kept=[],
+                           labels={}, revision=None)
+
+    def _plan(self, pods, mode, changed=None, **extra):
+        ordered = batching.order_pods(pods, self.params.get('order') or 'ordinal', self.params.get('order_label'))
+        names = [podstate.meta(p, 'name') for p in ordered]
+        pending = [podstate.meta(p, 'name') for p in ordered if self.pending(p)]
+        refused = dict((podstate.meta(p, 'name'), reason) for p in ordered if podstate.meta(p, 'name') in pending
+                       for reason in [plan.pod_refusal(p)] if reason)
+        if refused:
+            raise ValidationError('pod(s) cannot be updated in place now: %s' % '; '.join(
+                '%s: %s' % item for item in sorted(refused.items())), refused=refused)
+        budgets = self.pdbs(pods)
+        allowed = [(pdb.get('status') or {}).get('disruptionsAllowed', 0) for pdb, _names in budgets]
+        size = batching.batch_size(len(names), self.params.get('batch_size') or 1, self.params.get('max_unavailable'),
+                                   min(allowed) if allowed else None)
+        planned = batching.plan_batches(names, pending, size, self.params.get('canary'),
+                                        self.params.get('partition'), done=len(names) - len(pending))
+        if changed is None:
+            changed = bool(planned['batches'])
+        return self.result(pods, changed=changed, mode=mode if planned['batches'] or changed else 'unchanged',
+                           batch_size=size, batches=planned['batches'], kept=planned['kept'],
+                           pdbs=[_pdb_summary(pdb, names) for pdb, names in budgets], **extra)
+
+    # ---- gate
+
+    def gate(self):
+        """Wait until the PodDisruptionBudgets and max_unavailable allow this batch."""
+        names = self.params.get('names') or []
+        deadline = self.clock() + self.params['wait_timeout']
+        while True:
+            pods = self.pods() if self.workload is None else (self.workload.read() and self.workload.pods())
+            batch = [p for p in pods if podstate.meta(p, 'name') in names]
+            blocked = self._blocked(pods, batch)
+            if not blocked or self.check_mode:
+                return self.result(batch, blocked=blocked)
+            if self.clock() >= deadline:
+                raise WaitTimeout('batch %s blocked for %ss: %s' % (', '.join(names), self.params['wait_timeout'],
+                                                                    '; '.join(blocked)), blocked=blocked)
+            self.sleep(POLL_SECONDS)
+
+    def _blocked(self, pods, batch):
+        reasons = []
+        for pdb, covered in self.pdbs(batch):
+            healthy = [p for p in batch if podstate.meta(p, 'name') in covered and podstate.is_ready(p)]
+            allowed = (pdb.get('status') or {}).get('disruptionsAllowed', 0)
+            if len(healthy) > allowed:
+                reasons.append('PodDisruptionBudget %s allows %d disruption(s), the batch would disrupt %d'
+                               % (podstate.meta(pdb, 'name'), allowed, len(healthy)))
+        limit = batching.resolve_count(self.params.get('max_unavailable'), len(pods), 'max_unavailable',
+                                       round_up=False)
+        if limit is not None:
+            batch_names = set(podstate.meta(p, 'name') for p in batch)
+            unavailable = [p for p in pods if not podstate.is_ready(p) and podstate.meta(p, 'name') not in batch_names]
+            if len(unavailable) + len(batch) > max(limit, 1):
+                reasons.append('max_unavailable %s: %d pod(s) already unavailable (%s), the batch has %d' % (
+                    self.params.get('max_unavailable'), len(unavailable),
+                    ', '.join(podstate.meta(p, 'name') for p in unavailable), len(batch)))
+        return reasons
+
+    # ---- sync
+
+    def sync(self):
+        images, resources = self._current_target()
+        pods = self.pods()
+        changed = []
+        if self.restart:
+            for pod in pods:
+                if podstate.meta(pod, 'name') in (self.params.get('names') or []) and self.pending(pod):
+                    changed.append(podstate.meta(pod, 'name'))
+                    if not self.check_mode:
+                        self.kube.patch_pod(self.params['namespace'], podstate.meta(pod, 'name'), {'metadata': {
+                            'annotations': {RESTART_ANNOTATION: self.params.get('restart_id')}}}, MERGE_PATCH)
+        elif self.workload is not None and self.workload.record:
+            labels, _revision = self.workload.revision(self.params['wait_timeout'])
+            changed = self.workload.relabel([p for p in pods if pod_converged(p, images, resources)], labels,
+                                            self.check_mode)
+        undrained = undrain_leftovers(self.kube, pods, self.params.get('readiness_gate'), images, resources,
+                                      self.check_mode)
+        if undrained:
+            self.warnings.append('readiness gate set True again on pod(s) left drained by an interrupted run: %s'
+                                 % ', '.join(undrained))
+        pods = self.pods()
+        done = [p for p in pods if pod_converged(p, images, resources)] if not self.restart else \
+            [p for p in pods if not self.pending(p)]
+        return self.result(pods, changed=bool(changed or undrained), relabelled=changed, undrained=undrained,
+                           updated=len(done), total=len(pods))
+
+    def _current_target(self):
+        """The values pods should have now: the rollout's target, or the before-values while rolling back."""
+        if self.workload is not None:
+            self.workload.read()
+            rec = self.workload.record or {}
+            if rec.get('state') in (ROLLING_BACK, ROLLED_BACK):
+                before = rec.get('before') or {}
+                return before.get('images') or {}, before.get('resources') or {}
+            if rec.get('target'):
+                return rec['target'].get('images') or {}, rec['target'].get('resources') or {}
+        return self.images, self.resources
+
+    # ---- finish
+
+    def finish(self):
+        w = self.workload
+        if w is None:
+            return self.sync()
+        images, resources = self._current_target()
+        synced = self.sync()
+        rec = w.record
+        pods = w.pods()
+        old = [p for p in pods if not pod_matches(p, images, resources)]
+        if not rec:
+            return self.result(pods, changed=synced['changed'])
+        final = ROLLED_BACK if rec.get('state') in (ROLLING_BACK, ROLLED_BACK) else DONE
+        spec, two_step = w.release_spec(rec.get('saved') or {}, [batching.ordinal(p) for p in old], len(pods))
+        changed = bool(synced['changed'] or spec or rec.get('state') != final)
+        if not changed or self.check_mode:
+            return self.result(pods, changed=changed, old=[podstate.meta(p, 'name') for p in old])
+        timeout = self.params['wait_timeout']
+        if two_step:
+            replicas = w.spec.get('replicas', len(pods))
+            write_record(w, rec, {'updateStrategy': {'type': 'RollingUpdate', 'rollingUpdate': {'partition': replicas}}})
+            w.wait_for('currentRevision to reach updateRevision', lambda obj: w.converged(obj, True), timeout)
+        done = dict(rec, state=final, finished=record.timestamp())
+        write_record(w, done, spec)
+        w.wait_for('the workload status to converge', lambda obj: w.converged(obj, not old), timeout)
+        if old:
+            self.warnings.append('%d pod(s) left on the old version: %s' % (
+                len(old), ', '.join(podstate.meta(p, 'name') for p in old)))
+        return self.result(w.pods(), changed=True, old=[podstate.meta(p, 'name') for p in old])
+
+    # ---- rollback
+
+    def rollback(self):
+        w = self.workload
+        if w is None:
+            return self._rollback_pods()
+        w.read()
+        rec = w.record
+        if not rec:
+            raise ValidationError('%s %s/%s has no rollout record to roll back' % (w.kind, w.namespace, w.name))
+        before = rec.get('before') or {}
+        images, resources = before.get('images') or {}, before.get('resources') or {}
+        changed = rec.get('state') != ROLLING_BACK or w.set_template(images, resources, check_mode=True)
+        labels, revision = {}, None
+        if changed and not self.check_mode:
+            write_record(w, dict(rec, state=ROLLING_BACK), w.hold_spec())
+            w.set_template(images, resources)
+            labels, revision = w.revision(self.params['wait_timeout'])
+        pods = w.pods()
+        ordered = batching.order_pods(pods, self.params.get('order') or 'ordinal', self.params.get('order_label'))
+        names = [podstate.meta(p, 'name') for p in ordered if not pod_converged(p, images, resources)]
+        groups = [{'names': names, 'images': images, 'resources': resources}] if names else []
+        return self.result(pods, changed=bool(changed or groups), groups=groups, labels=labels, revision=revision)
+
+    def _rollback_pods(self):
+        """Bare pods: group the changed pods by the images their image records hold from before."""
+        groups = {}
+        for pod in self.pods():
+            rec = record.get(pod, 'image') or {}
+            before = dict((name, snap.get('image')) for name, snap in (rec.get('before') or {}).items()
+                          if name in self.images and snap.get('image'))
+            if before and not pod_converged(pod, before):
+                groups.setdefault(tuple(sorted(before.items())), []).append(podstate.meta(pod, 'name'))
+        if self.resources:
+            self.warnings.append('bare pods: only images are rolled back by the rollout; resources stay as they are')
+        result = [{'names': sorted(names), 'images': dict(key), 'resources': {}} for key, names in sorted(groups.items())]
+        return self.result([], changed=bool(result), groups=result)
+
+    def run(self):
+        return getattr(self, self.params['state'])()
+
+
+def _pdb_summary(pdb, names):
+    status = pdb.get('status') or {}
+    return {'name': podstate.meta(pdb, 'name'), 'disruptions_allowed': status.get('disruptionsAllowed', 0),
+            'current_healthy': status.get('currentHealthy'), 'desired_healthy': status.get('desiredHealthy'),
+            'pods': names, 'selector': selector_string((pdb.get('spec') or {}).get('selector'))}

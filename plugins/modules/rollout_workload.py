@@ -1,0 +1,228 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: rollout_workload
+short_description: Coordinate an in-place rollout with a workload's controller
+version_added: 0.1.0
+description:
+  - One step of a batched in-place rollout of a Deployment, StatefulSet, DaemonSet or ReplicaSet, or of pods chosen by
+    label selectors. The role M(inplace.k8s.rollout) calls it around the batches that
+    M(inplace.k8s.inplace_image), M(inplace.k8s.inplace_resize) or M(inplace.k8s.container_recreate) run.
+  - V(prepare) resolves the pods, checks that the change can be made in place (else names the field and why),
+    holds the controller (StatefulSet RollingUpdate partition raised to replicas, DaemonSet OnDelete, Deployment
+    paused), writes the target to the template (for a Deployment first to its current ReplicaSet, keeping its
+    C(pod-template-hash)) and splits the pods still to update into batches. The strategy to restore, the target and
+    the template values before are recorded in the workload annotation C(inplace.k8s/rollout), so that a re-run resumes.
+  - V(gate) waits until the PodDisruptionBudgets selecting the pods of O(names) allow disrupting them, and
+    O(max_unavailable) is respected.
+  - V(sync) sets the new revision labels (C(controller-revision-hash), C(pod-template-generation)) on pods that run
+    the target, sets the readiness gate True again on converged pods an interrupted run left drained, and marks
+    restarted pods with O(restart_id).
+  - V(finish) restores the strategy (never letting the controller replace pods left on the old version) and waits
+    until the workload's own status says it is fully updated.
+  - V(rollback) writes the template values from before back and returns the pods to update back.
+  - With O(allow_recreate), a change that cannot be made in place is written to the template in V(prepare) and the
+    controller's own rolling update replaces the pods.
+author:
+  - inplace.k8s contributors (@inplace-k8s)
+extends_documentation_fragment:
+  - inplace.k8s.auth
+options:
+  state:
+    description: The step to run.
+    type: str
+    required: true
+    choices: [prepare, gate, sync, finish, rollback]
+  namespace:
+    description: Namespace of the workload or pods.
+    type: str
+    required: true
+  kind:
+    description: Kind of the workload. Without it, O(label_selectors) choose pods whose owners are left alone.
+    type: str
+    choices: [Deployment, StatefulSet, DaemonSet, ReplicaSet]
+  name:
+    description: Name of the workload.
+    type: str
+  label_selectors:
+    description: Pods to roll when no O(kind) is given.
+    type: list
+    elements: str
+  images:
+    description: Container name -> new image.
+    type: dict
+  resources:
+    description: Container name -> C(requests) / C(limits) with C(cpu) / C(memory) values.
+    type: dict
+  restart:
+    description: Containers to restart (no template change).
+    type: list
+    elements: str
+  restart_id:
+    description: Marks pods restarted by this restart rollout, so that a re-run skips them.
+    type: str
+  allow_recreate:
+    description: Hand a change that cannot be made in place to the controller's rolling update instead of failing.
+    type: bool
+    default: false
+  batch_size:
+    description: Pods per batch, a count or a percentage of the pods.
+    type: str
+    default: '1'
+  max_unavailable:
+    description: At most this many pods (count or percentage) unavailable during a batch, counting the batch.
+    type: str
+  partition:
+    description: This many pods (count or percentage) at the end of the order stay on the old version.
+    type: str
+  canary:
+    description: Size (count or percentage) of a first batch.
+    type: str
+  order:
+    description: Update order.
+    type: str
+    default: ordinal
+    choices: [ordinal, reverse_ordinal, node, label, name]
+  order_label:
+    description: Label whose value orders the pods (numbers numerically) with O(order=label).
+    type: str
+  names:
+    description: The pods of the batch (V(gate), V(sync)).
+    type: list
+    elements: str
+  readiness_gate:
+    description: Readiness gate condition type used for draining (V(sync) restores leftovers).
+    type: str
+  wait_timeout:
+    description: Seconds to wait for the controller, a PodDisruptionBudget or the status to converge.
+    type: int
+    default: 300
+attributes:
+  check_mode:
+    description: Reports what would be written; writes nothing.
+    support: full
+  diff_mode:
+    description: Not supported.
+    support: none
+'''
+
+EXAMPLES = r'''
+- name: Hold the StatefulSet, write the new image to its template, plan batches of 2
+  inplace.k8s.rollout_workload:
+    state: prepare
+    kind: StatefulSet
+    name: db
+    namespace: shop
+    images: {app: registry.example.com/db:2.0}
+    batch_size: '2'
+  register: plan
+
+- name: Restore the strategy and wait for the controller to report every pod updated
+  inplace.k8s.rollout_workload:
+    state: finish
+    kind: StatefulSet
+    name: db
+    namespace: shop
+'''
+
+RETURN = r'''
+mode:
+  description: V(in_place), V(recreate) (handed to the controller), V(restart) or V(unchanged).
+  returned: prepare
+  type: str
+batches:
+  description: Pod names per batch, in order.
+  returned: prepare
+  type: list
+  elements: list
+kept:
+  description: Pods left on the old version (partition).
+  returned: prepare
+  type: list
+  elements: str
+refusals:
+  description: Fields that cannot change in place, with the reason.
+  returned: prepare, when not in place
+  type: list
+  elements: dict
+labels:
+  description: Labels the updated pods carry (the new revision).
+  returned: prepare, rollback
+  type: dict
+revision:
+  description: The new ControllerRevision (StatefulSet, DaemonSet) or the ReplicaSet kept (Deployment).
+  returned: prepare, rollback
+  type: str
+groups:
+  description: Pods to update back, with the values to write.
+  returned: rollback
+  type: list
+  elements: dict
+pods:
+  description: The pods (name, namespace, uid, node, pod_ip, ordinal, updated).
+  returned: always
+  type: list
+  elements: dict
+workload:
+  description: The workload's status fields (replicas, updatedReplicas, currentRevision ...).
+  returned: when a workload is given
+  type: dict
+pdbs:
+  description: PodDisruptionBudgets selecting the pods.
+  returned: prepare
+  type: list
+  elements: dict
+'''
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.inplace.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, argument_spec
+from ansible_collections.inplace.k8s.plugins.module_utils.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Kube
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import Rollout
+
+MODULE_ARGS = {
+    'state': {'type': 'str', 'required': True, 'choices': ['prepare', 'gate', 'sync', 'finish', 'rollback']},
+    'namespace': {'type': 'str', 'required': True},
+    'kind': {'type': 'str', 'choices': ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']},
+    'name': {'type': 'str'},
+    'label_selectors': {'type': 'list', 'elements': 'str'},
+    'images': {'type': 'dict'},
+    'resources': {'type': 'dict'},
+    'restart': {'type': 'list', 'elements': 'str'},
+    'restart_id': {'type': 'str'},
+    'allow_recreate': {'type': 'bool', 'default': False},
+    'batch_size': {'type': 'str', 'default': '1'},
+    'max_unavailable': {'type': 'str'},
+    'partition': {'type': 'str'},
+    'canary': {'type': 'str'},
+    'order': {'type': 'str', 'default': 'ordinal', 'choices': ['ordinal', 'reverse_ordinal', 'node', 'label', 'name']},
+    'order_label': {'type': 'str'},
+    'names': {'type': 'list', 'elements': 'str'},
+    'readiness_gate': {'type': 'str'},
+    'wait_timeout': {'type': 'int', 'default': 300},
+}
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(AUTH_ARG_SPEC, **MODULE_ARGS), supports_check_mode=True,
+                           required_together=[('kind', 'name')], required_one_of=[('kind', 'label_selectors')])
+    if not HAS_KUBERNETES:
+        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
+    try:
+        result = Rollout(Kube.from_params(module.params), module.params, module.check_mode).run()
+    except InplaceError as exc:
+        module.fail_json(msg=exc.msg, **exc.details)
+    for warning in result.pop('warnings', []):
+        module.warn(warning)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

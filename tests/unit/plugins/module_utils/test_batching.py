@@ -1,0 +1,86 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.inplace.k8s.plugins.module_utils import batching
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
+
+
+def pod(name, node=None, **labels):
+    return {'metadata': {'name': name, 'labels': labels}, 'spec': {'nodeName': node}}
+
+
+@pytest.mark.parametrize('value, total, round_up, expected', [
+    (None, 10, True, None), ('', 10, True, None), (3, 10, True, 3), ('3', 10, True, 3),
+    ('25%', 10, True, 3), ('25%', 10, False, 2), ('1%', 10, True, 1), ('0%', 10, True, 0),
+    ('100%', 7, True, 7), ('50 %', 3, True, 2),
+])
+def test_resolve_count(value, total, round_up, expected):
+    assert batching.resolve_count(value, total, round_up=round_up) == expected
+
+
+@pytest.mark.parametrize('value', ['x', '-1', True, '10%%'])
+def test_resolve_count_rejects(value):
+    with pytest.raises(ValidationError):
+        batching.resolve_count(value, 10)
+
+
+def test_ordinal_from_label_or_name():
+    assert batching.ordinal(pod('db-7', **{'apps.kubernetes.io/pod-index': '3'})) == 3
+    assert batching.ordinal(pod('db-12')) == 12
+    assert batching.ordinal(pod('web-5db858d46f-xn4cc')) is None
+
+
+def names(pods):
+    return [p['metadata']['name'] for p in pods]
+
+
+def test_orders():
+    pods = [pod('db-10', 'node-a', tier='2'), pod('db-2', 'node-b', tier='10'), pod('db-1', 'node-b'),
+            pod('other', 'node-a', tier='1')]
+    assert names(batching.order_pods(pods, 'ordinal')) == ['db-1', 'db-2', 'db-10', 'other']
+    assert names(batching.order_pods(pods, 'reverse_ordinal')) == ['db-10', 'db-2', 'db-1', 'other']
+    assert names(batching.order_pods(pods, 'node')) == ['db-10', 'other', 'db-1', 'db-2']
+    assert names(batching.order_pods(pods, 'label', 'tier')) == ['other', 'db-10', 'db-2', 'db-1']
+    assert names(batching.order_pods(pods, 'name')) == ['db-1', 'db-10', 'db-2', 'other']
+
+
+def test_order_errors():
+    with pytest.raises(ValidationError):
+        batching.order_pods([], 'random')
+    with pytest.raises(ValidationError):
+        batching.order_pods([], 'label')
+
+
+@pytest.mark.parametrize('total, size, max_unavailable, allowed, expected', [
+    (10, '25%', None, None, 3), (10, 4, '2', None, 2), (10, 4, '10%', None, 1), (10, 4, None, 1, 1),
+    (10, 4, None, 0, 1), (3, '100%', '50%', 5, 1), (5, 0, None, None, 1),
+])
+def test_batch_size(total, size, max_unavailable, allowed, expected):
+    assert batching.batch_size(total, size, max_unavailable, allowed) == expected
+
+
+ORDERED = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5']
+
+
+def test_plan_batches_plain():
+    assert batching.plan_batches(ORDERED, ORDERED, 4) == {'batches': [ORDERED[:4], ORDERED[4:]], 'kept': []}
+
+
+def test_plan_batches_canary_and_partition():
+    result = batching.plan_batches(ORDERED, ORDERED, 2, canary=1, partition=2)
+    assert result == {'batches': [['p0'], ['p1', 'p2'], ['p3']], 'kept': ['p4', 'p5']}
+
+
+def test_plan_batches_resume_skips_done_pods_and_canary():
+    result = batching.plan_batches(ORDERED, ['p3', 'p4', 'p5'], 2, canary=1, done=3)
+    assert result['batches'] == [['p3', 'p4'], ['p5']]
+
+
+def test_plan_batches_nothing_to_do():
+    assert batching.plan_batches(ORDERED, [], 2, canary='50%') == {'batches': [], 'kept': []}
