@@ -1,0 +1,253 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""The recreate operation (what container_recreate runs): restart chosen containers of running pods
+without recreating the pods, with one of the strategies of restart.Strategy.
+
+Per container the plan is: restart (``update``), skip (``unchanged``: started after
+``restarted_after``) or refuse with the reason (not running, restart policy, strategy limits). The
+state record is written first; then the strategy acts, one group of containers at a time
+(``ordered``: one container per group), and each group is done when every container in it runs as
+a new container (new containerID, restartCount + 1), started and ready, and the strategy agrees (the
+ContainerRecreateRequest succeeded, the image is the switched one); the engine then holds it for
+``min_ready_seconds`` (alias ``min_started_seconds``). A crash or a failed pull after the restart
+fails the pod at once.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import threading
+import time
+from collections import namedtuple
+
+from ansible_collections.inplace.k8s.plugins.module_utils import cri, imageref, kruise, plan, podexec, podstate, restart
+from ansible_collections.inplace.k8s.plugins.module_utils import runner
+from ansible_collections.inplace.k8s.plugins.module_utils.client import Kube
+from ansible_collections.inplace.k8s.plugins.module_utils.engine import Operation
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import OperationFailed, ValidationError
+
+STRATEGIES = ('auto', 'kruise', 'image_reference', 'exec', 'cri')
+
+Settings = namedtuple('Settings', 'containers ordered restarted_after')
+
+
+class Target(str):
+    """A container's desired value (JSON: the plain string) carrying the decision for ``judge``."""
+
+    def __new__(cls, value, action=plan.UPDATE, current=None, reason=None):
+        self = str.__new__(cls, value)
+        self.action = action
+        self.current = current
+        self.reason = reason
+        return self
+
+    def __getnewargs__(self):
+        return str(self), self.action, self.current, self.reason
+
+
+def default_containers(pod):
+    """The app containers (spec.containers), in spec order."""
+    return [item['name'] for item in (pod.get('spec') or {}).get('containers') or []]
+
+
+def decide(pod, name, settings, strategy):
+    """The Target of one container: restart it, skip it (and why) or refuse it (and why)."""
+    info = podstate.find_container(pod, name)
+    if info is None or info.kind == podstate.INIT:
+        return Target(restart.RESTART, plan.UPDATE)   # plan.plan_pod refuses these with the reason
+    status = info.status
+    current = strategy.current(info)
+    started = restart.started_at(status)
+    if settings.restarted_after is not None and started is not None and started >= settings.restarted_after:
+        return Target(restart.RESTART, plan.UNCHANGED, current, 'started at %s, after restarted_after %s' % (
+            restart.started_at_text(status), settings.restarted_after.strftime('%Y-%m-%dT%H:%M:%SZ')))
+    if not restart.is_running(status):
+        return Target(restart.RESTART, plan.REFUSED, current,
+                      'container is not running (%s)' % restart.state_summary(status))
+    if not strategy.spec_change and restart.restart_policy(pod, info) != 'Always':
+        return Target(restart.RESTART, plan.REFUSED, current, (
+            'restartPolicy %s: the kubelet would not start the container again after it stops; use '
+            'strategy image_reference' % restart.restart_policy(pod, info)))
+    reason = strategy.refusal(pod, info)
+    if reason:
+        return Target(restart.RESTART, plan.REFUSED, current, reason)
+    value, reason = strategy.target(pod, info)
+    if reason:
+        return Target(restart.RESTART, plan.REFUSED, current, reason)
+    return Target(value, plan.UPDATE, current)
+
+
+class RecreateOperation(Operation):
+    """Restart containers with a strategy; see the module docstring."""
+
+    name = imageref.RECORD_KEY
+    can_rollback = False   # a restart cannot be undone
+
+    def __init__(self, strategy, settings, clock=time.monotonic):
+        self.strategy = strategy
+        self.settings = settings
+        self.clock = clock
+        self._tracked = {}
+        self._lock = threading.Lock()
+
+    # ---- planning
+
+    def desired(self, pod):
+        names = self.settings.containers or default_containers(pod)
+        return dict((name, decide(pod, name, self.settings, self.strategy)) for name in names)
+
+    def judge(self, info, value):
+        return plan.verdict(value.action, value.current, restart=value.action == plan.UPDATE, reason=value.reason)
+
+    def snapshot(self, info):
+        snap = super(RecreateOperation, self).snapshot(info)
+        snap.update(image=info.spec.get('image'), imageID=info.status.get('imageID'),
+                    startedAt=restart.started_at_text(info.status), strategy=self.strategy.name)
+        return snap
+
+    # ---- acting
+
+    def steps(self, pod_plan):
+        updates = pod_plan.updates()
+        if self.settings.ordered and not self.strategy.orders_itself:
+            return [[cplan] for cplan in updates]
+        return [updates]
+
+    def act(self, kube, pod, pod_plan, group):
+        latest = pod
+        tracked = {}
+        with self._lock:
+            for cplan in group:
+                info = podstate.find_container(latest, cplan.name)
+                tracked[cplan.name] = self._tracked[self._key(pod, cplan.name)] = restart.Tracked(
+                    info.status if info else {}, self.clock())
+        return self.strategy.act(kube, latest, group, tracked) or latest
+
+    def _key(self, pod, name):
+        return podstate.meta(pod, 'uid'), name
+
+    def tracked(self, pod, name):
+        with self._lock:
+            return self._tracked.get(self._key(pod, name))
+
+    # ---- waiting
+
+    def restarted(self, pod, cplan, before):
+        tracked = self.tracked(pod, cplan.name)
+        info = podstate.find_container(pod, cplan.name)
+        return bool(tracked and info) and podstate.restarted(info.status, tracked.container_id)
+
+    def done(self, pod, cplan, before):
+        tracked = self.tracked(pod, cplan.name)
+        info = podstate.find_container(pod, cplan.name)
+        if not (tracked and info):
+            return False
+        status = info.status
+        up = (podstate.restarted(status, tracked.container_id) and podstate.started_and_ready(status)
+              and (status.get('restartCount') or 0) == tracked.restart_count + 1
+              and self.strategy.finished(pod, cplan, tracked))
+        if up and tracked.ready_seconds is None:
+            tracked.ready_seconds = round(self.clock() - tracked.acted, 3)
+        return up
+
+    def failure(self, pod, cplan, before, generation):
+        tracked = self.tracked(pod, cplan.name)
+        info = podstate.find_container(pod, cplan.name)
+        status = info.status if info else {}
+        crashed = restart.crash_after_restart(status, tracked)
+        if crashed:
+            return crashed
+        found = podstate.container_failure(status, 'Always')
+        if found and not (found[0] == 'CrashLoopBackOff' and restart.stopped_by_us(status, tracked)):
+            return found
+        return self.strategy.failure(pod, cplan, tracked, self.clock()) if tracked else None
+
+    def stalled(self, pod, cplans):
+        waiting = []
+        for cplan in cplans:
+            status = podstate.container_status(pod, cplan.name)
+            state = (status.get('state') or {}).get('waiting') or {}
+            if state.get('reason') == 'CrashLoopBackOff' and restart.stopped_by_us(status, self.tracked(pod, cplan.name)):
+                waiting.append('container %s waits for the kubelet\'s restart back-off after it was stopped (%s); '
+                               'stopping a container again soon makes the back-off grow (10s, 20s, ... 5m)'
+                               % (cplan.name, state.get('message') or 'back-off'))
+        return '; '.join(waiting) or None
+
+    # ---- results
+
+    def describe(self, cplan, before_info, after_info):
+        result = {'strategy': self.strategy.name,
+                  'started_at_before': restart.started_at_text(before_info.status) if before_info else None,
+                  'started_at_after': restart.started_at_text(after_info.status) if after_info else None,
+                  'seconds_to_ready': None}
+        container_id = before_info.status.get('containerID') if before_info else None
+        with self._lock:
+            tracked = [t for t in self._tracked.values() if container_id and t.container_id == container_id]
+        if tracked:
+            result['seconds_to_ready'] = tracked[0].ready_seconds
+            result.update(self.strategy.describe(cplan, tracked[0]))
+        return result
+
+    def close(self):
+        self.strategy.close()
+
+
+# --------------------------------------------------------------------------- from module params
+
+def settings_from_params(params):
+    """Settings; raise ValidationError for values argument_spec cannot check."""
+    after = params.get('restarted_after')
+    if after:
+        try:
+            after = restart.parse_time(after)
+        except ValueError:
+            raise ValidationError('restarted_after: %r is not an ISO 8601 timestamp (for example '
+                                  '2026-01-31T12:00:00Z)' % params['restarted_after'])
+    if (params.get('min_ready_seconds') or 0) < 0:
+        raise ValidationError('min_ready_seconds (min_started_seconds) must not be negative')
+    return Settings(containers=params.get('containers') or None, ordered=bool(params.get('ordered')),
+                    restarted_after=after or None)
+
+
+def resolve_strategy(kube, name):
+    """``auto`` -> ``kruise`` when the ContainerRecreateRequest API is served, else ``image_reference``."""
+    if name != 'auto':
+        return name
+    return 'kruise' if kruise.served(kube) else imageref.STRATEGY
+
+
+def build_strategy(name, params, kube, run_command):
+    if name == 'kruise':
+        if not kruise.served(kube):
+            raise ValidationError('strategy kruise: the API %s (ContainerRecreateRequest) is not served by this '
+                                  'cluster; install OpenKruise or choose another strategy' % kruise.API_VERSION)
+        return kruise.KruiseStrategy(kube, params['namespace'], kruise.options_from_params(params))
+    if name == 'exec':
+        return podexec.ExecStrategy(kube, podexec.command_from_params(params))
+    if name == 'cri':
+        return cri.CriStrategy(cri.client_from_params(params, run_command))
+    return imageref.ImageReferenceStrategy()
+
+
+def run(module, kube=None):
+    """The container_recreate task: the result dict for exit_json (raises InplaceError subclasses)."""
+    params = module.params
+    settings = settings_from_params(params)
+    kube = kube or Kube.from_params(params, pool_size=params['max_concurrency'])
+    name = resolve_strategy(kube, params['strategy'])
+    if settings.ordered and not params.get('wait', True) and name != 'kruise':
+        raise ValidationError('ordered needs wait=true: each container must be ready before the next restarts')
+    operation = RecreateOperation(build_strategy(name, params, kube, module.run_command), settings)
+    if name == 'kruise' and params.get('readiness_gate') == kruise.POD_READY_GATE:
+        params['readiness_gate'] = None   # OpenKruise drains through its own gate (unreadyGracePeriodSeconds)
+    try:
+        result = runner.run(module, operation, kube)
+    except OperationFailed as exc:
+        exc.details['strategy'] = name
+        raise
+    finally:
+        operation.close()
+    result['strategy'] = name
+    return result

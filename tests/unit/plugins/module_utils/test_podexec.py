@@ -1,0 +1,113 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.inplace.k8s.plugins.module_utils import podexec
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
+
+KILL = ['kill', '-TERM', '1']
+NOT_FOUND = 'OCI runtime exec failed: exec: "kill": executable file not found in $PATH: unknown'
+
+
+@pytest.mark.parametrize('signal, expected', [
+    ('TERM', ['kill', '-TERM', '1']), ('SIGTERM', ['kill', '-TERM', '1']), ('term', ['kill', '-TERM', '1']),
+    ('15', ['kill', '-TERM', '1']), ('HUP', ['kill', '-HUP', '1']), ('9', ['kill', '-KILL', '1']),
+    (None, ['kill', '-TERM', '1']),
+])
+def test_build_command(signal, expected):
+    assert podexec.build_command(signal) == expected
+
+
+def test_build_command_rejects_unknown_signals_and_keeps_a_custom_command():
+    with pytest.raises(ValidationError):
+        podexec.build_command('SIGWHATEVER')
+    assert podexec.build_command('TERM', ['/app/ctl', 'restart']) == ['/app/ctl', 'restart']
+    assert podexec.signals_pid1(KILL) and podexec.signals_pid1(['/bin/kill', '-HUP', '1'])
+    assert not podexec.signals_pid1(['/app/ctl', 'restart'])
+
+
+def test_command_from_params_refuses_impersonation():
+    with pytest.raises(ValidationError, match='impersonate'):
+        podexec.command_from_params({'impersonate_user': 'bob', 'exec_signal': 'TERM'})
+
+
+def failure(code, message='', stderr=''):
+    status = {'status': 'Failure', 'message': message, 'reason': 'NonZeroExitCode',
+              'details': {'causes': [{'reason': 'ExitCode', 'message': str(code)}]}}
+    return podexec.ExecResult(status, '', stderr, None, None)
+
+
+@pytest.mark.parametrize('result, reason', [
+    (podexec.ExecResult({'status': 'Success'}, '', '', None, None), None),
+    (podexec.ExecResult(None, '', '', None, None), None),        # cut: the container went down
+    (failure(137), None),
+    (failure(127, 'command terminated with non-zero exit code'), 'ExecNoKillBinary'),
+    (podexec.ExecResult({'status': 'Failure', 'message': NOT_FOUND}, '', '', None, None), 'ExecNoKillBinary'),
+    (failure(1, stderr='sh: can\'t kill pid 1: Operation not permitted'), 'ExecNotPermitted'),
+    (failure(2, stderr='usage'), 'ExecFailed'),
+    (podexec.ExecResult(None, '', '', 'pods "x" is forbidden', 403), 'ExecForbidden'),
+    (podexec.ExecResult(None, '', '', 'no preferred addresses found', 500), 'ExecUnavailable'),
+])
+def test_classify(result, reason):
+    found = podexec.classify(result, KILL)
+    assert (found[0] if found else None) == reason
+
+
+def test_handshake_error_reads_the_status():
+    text = ('Handshake status 500 Internal Server Error -+-+- {\'date\': \'x\'} -+-+- {"kind":"Status","apiVersion":'
+            '"v1","metadata":{},"status":"Failure","message":"no preferred addresses found; known addresses: []",'
+            '"code":500}')
+    assert podexec.handshake_error(text) == ('no preferred addresses found; known addresses: []', 500)
+    assert podexec.handshake_error('Handshake status 403 Forbidden') == ('Handshake status 403 Forbidden', 403)
+
+
+def test_explain_no_restart():
+    pod = load('pod_web.json')
+    text = podexec.explain_no_restart(pod, 'app', KILL, 40)
+    assert 'PID 1 ignores the signal' in text and 'after 40s' in text and 'shareProcessNamespace' not in text
+    pod['spec']['shareProcessNamespace'] = True
+    custom = podexec.explain_no_restart(pod, 'app', ['/app/ctl', 'restart'], 40)
+    assert 'pause process' in custom and 'did not signal the container\'s main process' in custom
+
+
+class Clock(object):
+    now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_exec_strategy_reports_a_signal_that_restarted_nothing():
+    from ansible_collections.inplace.k8s.plugins.module_utils import restart
+    pod = load('pod_web.json')
+    pod['spec']['terminationGracePeriodSeconds'] = 5
+    clock = Clock()
+    calls = []
+
+    def execute(kube, namespace, name, container, command):
+        calls.append((namespace, name, container, command))
+        return podexec.ExecResult({'status': 'Success'}, '', '', None, None)
+    strategy = podexec.ExecStrategy(None, KILL, execute=execute, clock=clock)
+    status = [s for s in pod['status']['containerStatuses'] if s['name'] == 'app'][0]
+    tracked = {'app': restart.Tracked(status, clock())}
+
+    class Plan(object):
+        name = 'app'
+    strategy.act(None, pod, [Plan()], tracked)
+    assert calls == [(pod['metadata']['namespace'], pod['metadata']['name'], 'app', KILL)]
+    assert strategy.failure(pod, Plan(), tracked['app'], clock.now + 10) is None
+    reason, message = strategy.failure(pod, Plan(), tracked['app'], clock.now + 16)
+    assert reason == 'SignalIgnored' and 'PID 1' in message
+
+
+def test_exec_strategy_refuses_shared_process_namespace():
+    pod = load('pod_web.json')
+    pod['spec']['shareProcessNamespace'] = True
+    info = type('Info', (), {'name': 'app'})()
+    assert 'pause' in podexec.ExecStrategy(None, KILL).refusal(pod, info)
+    assert podexec.ExecStrategy(None, ['/app/ctl', 'restart']).refusal(pod, info) is None
