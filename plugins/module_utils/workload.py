@@ -34,7 +34,7 @@ import json
 import time
 from urllib.parse import quote
 
-from ansible_collections.inplace.k8s.plugins.module_utils import drain, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils import drain, imageref, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils import resources as resources_util
 from ansible_collections.inplace.k8s.plugins.module_utils.client import JSON_PATCH, MERGE_PATCH, retry_conflict
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
@@ -172,7 +172,10 @@ def pod_matches(pod, images=None, resources=None):
     """The pod's spec already has the target images and resources."""
     for name, image in (images or {}).items():
         info = podstate.find_container(pod, name)
-        if info is None or not podstate.same_image(info.spec.get('image'), image):
+        if info is None:
+            return False
+        # A container that container_recreate switched to the same image's digest is up to date.
+        if not (podstate.same_image(info.spec.get('image'), image) or imageref.is_recorded_digest_of(pod, name, image)):
             return False
     for name, wanted in (resources or {}).items():
         info = podstate.find_container(pod, name)

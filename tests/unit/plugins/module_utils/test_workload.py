@@ -6,6 +6,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import json
 
 import pytest
 
@@ -174,3 +175,13 @@ def test_record_roundtrip():
     assert body['metadata']['resourceVersion'] == '7' and body['spec'] == {'paused': True}
     assert workload.get_record({'metadata': {'annotations': body['metadata']['annotations']}}) == rec
     assert workload.get_record({'metadata': {'annotations': {workload.RECORD_ANNOTATION: 'not json'}}}) is None
+
+
+def test_pod_matches_a_container_switched_to_the_same_digest_by_container_recreate():
+    digest = 'reg/app@sha256:' + 'a' * 64
+    pod = pod_of(workload.apply_change(TEMPLATE, {'app': digest}, None))
+    assert not workload.pod_matches(pod, {'app': 'reg/app:2'})
+    rec = {'recreate': {'state': 'done', 'target': {'app': digest}, 'before': {'app': {'image': 'reg/app:2'}}}}
+    pod['metadata'].setdefault('annotations', {})['inplace.k8s/state'] = json.dumps(rec)
+    assert workload.pod_matches(pod, {'app': 'reg/app:2'})
+    assert not workload.pod_matches(pod, {'app': 'reg/app:3'})
