@@ -72,6 +72,35 @@ DRAIN_ARG_SPEC = {
 }
 
 
+# Keys whose values are credentials inside a kubeconfig given as a dict (users[].user, auth-provider config).
+KUBECONFIG_SECRET_KEYS = frozenset(['token', 'password', 'client-key-data', 'access-token', 'id-token',
+                                    'refresh-token', 'client-secret'])
+
+
+def kubeconfig_secrets(value):
+    """The credential strings inside a kubeconfig dict (nested anywhere), for masking."""
+    found = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in KUBECONFIG_SECRET_KEYS and isinstance(item, str) and item:
+                found.add(item)
+            else:
+                found.update(kubeconfig_secrets(item))
+    elif isinstance(value, list):
+        for item in value:
+            found.update(kubeconfig_secrets(item))
+    return found
+
+
+def protect_secrets(module):
+    """Mask the credentials of a kubeconfig dict in everything the module returns (results, errors,
+    the -vvv invocation), as no_log masks api_key and password. ``kubeconfig`` itself cannot be
+    no_log: Ansible masks no_log values as substrings everywhere, and a dict's short leaves (``v1``,
+    cluster names) would mangle every message. Call right after AnsibleModule()."""
+    module.no_log_values.update(kubeconfig_secrets(module.params.get('kubeconfig')))
+    return module
+
+
 def argument_spec(*specs, **extra):
     """One module's argument spec: deep copies of the shared specs plus the module's own options."""
     result = {}

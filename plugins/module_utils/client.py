@@ -32,7 +32,7 @@ except ImportError as exc:  # pragma: no cover - exercised by the sanity import 
     KUBERNETES_IMPORT_ERROR = exc
 
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
-    ApiError, ConfigError, ConflictError, NotFoundError, TransientError,
+    ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
 )
 
 JSON_PATCH = 'application/json-patch+json'
@@ -104,6 +104,9 @@ def configuration_from_params(params):
         raise ConfigError('the kubernetes Python client is required: %s' % KUBERNETES_IMPORT_ERROR)
     cfg = Configuration()
     kubeconfig = params.get('kubeconfig')
+    if kubeconfig is not None and not isinstance(kubeconfig, (dict, str)):
+        raise ConfigError('kubeconfig must be a file path or a dict (the parsed kubeconfig), not %s'
+                          % type(kubeconfig).__name__)
     try:
         if isinstance(kubeconfig, dict):
             kube_config.load_kube_config_from_dict(kubeconfig, context=params.get('context'),
@@ -116,8 +119,13 @@ def configuration_from_params(params):
                                          persist_config=False)
         elif not params.get('host'):
             kube_config.load_incluster_config(client_configuration=cfg)
-    except kube_config.ConfigException as exc:
-        raise ConfigError('cannot load the Kubernetes configuration: %s' % exc)
+    except (kube_config.ConfigException, TypeError, ValueError, AttributeError, KeyError, OSError) as exc:
+        # Name the source, never its content (a kubeconfig holds tokens and keys).
+        source = 'the kubeconfig dict' if isinstance(kubeconfig, dict) else 'kubeconfig %s' % (
+            kubeconfig or 'from K8S_AUTH_KUBECONFIG/KUBECONFIG/~/.kube/config')
+        raise ConfigError('cannot load the Kubernetes configuration from %s (%s: %s); give a valid '
+                          'kubeconfig file, or host with api_key or client_cert/client_key'
+                          % (source, type(exc).__name__, exc))
     _apply_explicit_options(cfg, params)
     if not cfg.host or cfg.host == 'http://localhost':
         if not (params.get('host') or kubeconfig):
@@ -169,9 +177,17 @@ def _error_from_response(status, body, headers):
     except (ValueError, AttributeError):
         message, reason = (body or '').strip(), None
     message = message or 'HTTP %s' % status
+    if status == 401:
+        message = ('401 Unauthorized: the API server rejected the credentials (api_key/token invalid or '
+                   'expired, or a client certificate it does not trust); renew the token or fix the user '
+                   'of the kubeconfig')
+    elif status == 403:
+        message = '403 Forbidden: %s; grant it: rbac/inplace-k8s-rbac.yml lists what each module needs' % message
     retry_after = headers.get('Retry-After') if headers else None
     if status == 404:
         cls = NotFoundError
+    elif status == 403:
+        cls = ForbiddenError
     elif status == 409 or (status == 422 and ('test failed' in message or message == PATCH_NOT_APPLIED)):
         # JSON-patch `test` failures: 422 "testing value ... failed: test failed" on older servers,
         # 1.36 answers every patch it cannot apply with the generic PATCH_NOT_APPLIED message.
@@ -195,6 +211,7 @@ class Kube(object):
         if impersonate_user:
             self._headers['Impersonate-User'] = impersonate_user
         self._groups = list(impersonate_groups or [])
+        self.reached = False  # an answer came from the server once: connection errors are then transient
 
     @classmethod
     def from_params(cls, params, pool_size=10):
@@ -218,8 +235,17 @@ class Kube(object):
             response = self._pool.request(method, url, body=data, headers=headers, preload_content=False,
                                           timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]),
                                           retries=False)
+        except urllib3.exceptions.SSLError as exc:
+            raise ConfigError('TLS verification of the API server %s failed: %s; give the CA of the cluster '
+                              '(ca_cert, or certificate-authority in the kubeconfig), or validate_certs=false '
+                              'to skip the verification (insecure)' % (self.host, exc))
         except urllib3.exceptions.HTTPError as exc:
+            if not self.reached:
+                # Never answered: a wrong host, port or proxy fails at once instead of after the retries.
+                raise ConfigError('cannot reach the API server %s: %s; check host / the kubeconfig server '
+                                  'and that the API server is running' % (self.host, exc))
             raise TransientError('cannot reach the API server %s: %s' % (self.host, exc))
+        self.reached = True
         if response.status >= 400:
             body_text = response.read().decode('utf-8', 'replace')
             response.release_conn()

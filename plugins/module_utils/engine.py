@@ -57,6 +57,9 @@ class Operation(object):
     name = None            # key of the state record and label in messages ('image', 'resize', ...)
     can_rollback = False   # rollback_target() is implemented
     target = None          # {container: desired value}, unless desired() is overridden
+    # What the writes need besides reading pods: (verb, 'resource[/subresource]', API group),
+    # checked before anything is written (access.require).
+    permissions = (('patch', 'pods', ''),)
 
     def desired(self, pod):
         """{container: desired value} for this pod."""
@@ -139,8 +142,18 @@ class Operation(object):
         Raise ApiError or PodFailure when the real run would fail."""
 
     def stalled(self, pod, cplans):
-        """Why a wait that timed out has not finished (added to the timeout message), or None."""
-        return None
+        """Why a wait that timed out has not finished (added to the timeout message), or None.
+        Default: where each container was left (image, state, ready) as the pod's status last said."""
+        states = []
+        for cplan in cplans:
+            status = podstate.container_status(pod, cplan.name)
+            state = status.get('state') or {}
+            kind = next(iter(state), 'unknown')
+            reason = (state.get(kind) or {}).get('reason')
+            states.append('%s %s%s (image %s, ready %s), wanted %s' % (
+                cplan.name, kind, ' ' + reason if reason else '', status.get('image'), bool(status.get('ready')),
+                cplan.desired))
+        return 'pod left with %s' % '; '.join(states) if states else None
 
 
 class PodRun(object):

@@ -45,6 +45,10 @@ class NotFoundError(ApiError):
     """404."""
 
 
+class ForbiddenError(ApiError):
+    """403, or a permission the run needs that the API server says the user lacks."""
+
+
 class ConflictError(ApiError):
     """409, or a JSON-patch ``test`` that failed: the object changed since it was read."""
 

@@ -16,10 +16,11 @@ def validate_images(images):
     """Raise ValidationError naming every invalid reference (before anything is written)."""
     if not images:
         raise ValidationError('containers: give at least one container name -> image')
-    errors = ['%s: %s' % (name, podstate.image_error(image)) for name, image in sorted(images.items())
+    errors = ['containers.%s: %s' % (name, podstate.image_error(image)) for name, image in sorted(images.items())
               if podstate.image_error(image)]
     if errors:
-        raise ValidationError('invalid image reference(s): %s' % '; '.join(errors))
+        raise ValidationError('invalid image reference(s), nothing was changed: %s; give references such as '
+                              'registry.example.com/app:1.2 or app@sha256:<64 hex digits>' % '; '.join(errors))
 
 
 class ImageOperation(Operation):

@@ -107,6 +107,11 @@ class ResizeOperation(Operation):
         self.method = SUBRESOURCE if self.version >= SUBRESOURCE_MIN else POD_PATCH
 
     @property
+    def permissions(self):
+        """The record is a pod patch; the resources go through pods/resize when the server has it."""
+        return (('patch', 'pods', ''),) + ((('patch', 'pods/resize', ''),) if self.method == SUBRESOURCE else ())
+
+    @property
     def fallback_note(self):
         """Why resources go through an ordinary pod patch, or None when pods/resize is used."""
         if self.method == SUBRESOURCE:

@@ -8,7 +8,7 @@ operation with the engine, and shape what the module returns. Every module's mai
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.inplace.k8s.plugins.module_utils import engine, targets
+from ansible_collections.inplace.k8s.plugins.module_utils import access, engine, targets
 from ansible_collections.inplace.k8s.plugins.module_utils.client import Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
     NoMatchError, OperationFailed, ValidationError,
@@ -45,14 +45,18 @@ def run(module, operation, kube=None):
     if missing:
         module.warn('pod(s) not found in namespace %s: %s' % (params['namespace'], ', '.join(missing)))
     if not pods:
-        message = 'no pod matched in namespace %s' % params['namespace']
+        message = 'no pod matched in namespace %s%s' % (params['namespace'], ' (not found: %s)' % ', '.join(missing)
+                                                        if missing else '')
         if params.get('fail_on_no_match'):
             raise NoMatchError(message, **empty_result())
         module.warn(message)
         return empty_result()
     options = engine.options_from_params(params, module.check_mode)
+    watch = not module.check_mode and bool(options.wait or options.readiness_gate)
+    access.require(kube, params['namespace'], access.needed(operation, module.check_mode, watch,
+                                                            options.readiness_gate))
     watcher = None
-    if not module.check_mode and (options.wait or options.readiness_gate):
+    if watch:
         labels, fields = targets.selectors(params)
         watcher = PodWatcher(kube, params['namespace'], labels, fields).start(pods, version)
     runner = engine.Engine(kube, operation, options, watcher)

@@ -87,7 +87,7 @@ class PodWatcher(object):
                     return pod
                 remaining = deadline - self._clock()
                 if remaining <= 0:
-                    raise WaitTimeout('pod %s: timed out after %ss' % (name, timeout))
+                    raise WaitTimeout('pod %s: timed out after %ss' % (name, int(round(timeout))))
                 self._cond.wait(min(remaining, WAKE_SECONDS))
 
     def hold(self, name, failed, seconds):

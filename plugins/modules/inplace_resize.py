@@ -277,6 +277,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.inplace.k8s.plugins.module_utils import resize
 from ansible_collections.inplace.k8s.plugins.module_utils.args import (
     AUTH_ARG_SPEC, DRAIN_ARG_SPEC, TARGET_ARG_SPEC, TARGET_CONSTRAINTS, WAIT_ARG_SPEC, argument_spec,
+    protect_secrets,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError
@@ -292,6 +293,7 @@ def main():
     module = AnsibleModule(
         argument_spec=argument_spec(AUTH_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, DRAIN_ARG_SPEC, **MODULE_ARGS),
         supports_check_mode=True, **TARGET_CONSTRAINTS)
+    protect_secrets(module)
     if not HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
     try:

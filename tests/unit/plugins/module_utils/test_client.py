@@ -7,10 +7,11 @@ __metaclass__ = type
 import json
 
 import pytest
+import urllib3
 
 from ansible_collections.inplace.k8s.plugins.module_utils import client
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
-    ApiError, ConfigError, ConflictError, NotFoundError, TransientError,
+    ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
 )
 
 
@@ -64,14 +65,73 @@ def test_retry_conflict_calls_again_and_counts():
     (422, {'message': 'Pod "x" is invalid: spec: Forbidden: pod updates may not change fields'}, ApiError),
     (429, {'message': 'too many requests'}, TransientError),
     (503, 'upstream down', TransientError),
-    (403, {'message': 'forbidden'}, ApiError),
+    (403, {'message': 'forbidden'}, ForbiddenError),
 ])
 def test_error_mapping(status, body, kind):
     text = json.dumps(body) if isinstance(body, dict) else body
     error = client._error_from_response(status, text, {'Retry-After': '3'})
     assert error.__class__ is kind
     assert error.status == status and error.retry_after == '3'
-    assert error.msg == (body['message'] if isinstance(body, dict) else body)
+    assert (body['message'] if isinstance(body, dict) else body) in error.msg
+
+
+def test_auth_errors_say_what_to_fix():
+    unauthorized = client._error_from_response(401, json.dumps({'message': 'Unauthorized'}), {})
+    assert unauthorized.msg.startswith('401 Unauthorized: ') and 'renew the token' in unauthorized.msg
+    denied = client._error_from_response(403, json.dumps({'message': 'pods "x" is forbidden: User "u" cannot '
+                                                                     'patch resource "pods/status"'}), {})
+    assert denied.msg.startswith('403 Forbidden: pods "x" is forbidden') and 'rbac/inplace-k8s-rbac.yml' in denied.msg
+
+
+class FailingPool(object):
+    def __init__(self, *errors):
+        self.errors = list(errors)
+        self.calls = 0
+
+    def request(self, *args, **kwargs):
+        self.calls += 1
+        raise self.errors.pop(0) if len(self.errors) > 1 else self.errors[0]
+
+
+def kube_with(pool):
+    kube = client.Kube(client.configuration_from_params({'host': 'https://api.example:6443', 'api_key': 't'}))
+    kube._pool = pool
+    return kube
+
+
+def test_unreached_server_fails_at_once_without_retries():
+    pool = FailingPool(urllib3.exceptions.NewConnectionError(None, 'Connection refused'))
+    with pytest.raises(ConfigError) as caught:
+        kube_with(pool).request('GET', '/version')
+    assert pool.calls == 1 and 'cannot reach the API server https://api.example:6443' in caught.value.msg
+
+
+def test_tls_failure_is_not_retried_and_names_the_fix():
+    pool = FailingPool(urllib3.exceptions.SSLError('CERTIFICATE_VERIFY_FAILED'))
+    with pytest.raises(ConfigError) as caught:
+        kube_with(pool).request('GET', '/version')
+    assert pool.calls == 1 and 'ca_cert' in caught.value.msg and 'validate_certs=false' in caught.value.msg
+
+
+def test_connection_errors_after_an_answer_are_transient():
+    kube = kube_with(FailingPool(urllib3.exceptions.ProtocolError('Connection reset')))
+    kube.reached = True
+    with pytest.raises(TransientError):
+        kube._open('GET', '/version')
+
+
+def test_invalid_kubeconfig_is_named_not_echoed(tmp_path):
+    path = tmp_path / 'config'
+    path.write_text('clusters: not a list\n')
+    with pytest.raises(ConfigError) as caught:
+        client.configuration_from_params({'kubeconfig': str(path)})
+    assert str(path) in caught.value.msg
+    broken = dict(KUBECONFIG, contexts=[], **{'current-context': 'nowhere'})
+    with pytest.raises(ConfigError) as caught:
+        client.configuration_from_params({'kubeconfig': broken})
+    assert 'kubeconfig-token' not in caught.value.msg and 'the kubeconfig dict' in caught.value.msg
+    with pytest.raises(ConfigError):
+        client.configuration_from_params({'kubeconfig': 5})
 
 
 KUBECONFIG = {

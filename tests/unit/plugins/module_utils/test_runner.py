@@ -36,7 +36,7 @@ def test_no_match_is_ok_with_a_warning():
     module = Module(name='nothing')
     result = runner.run(module, ImageOperation({'app': 'x:1'}), kube=cluster())
     assert result['changed'] is False and result['pods'] == [] and result['summary']['total'] == 0
-    assert module.warnings == ['pod(s) not found in namespace shop: nothing', 'no pod matched in namespace shop']
+    assert module.warnings == ['pod(s) not found in namespace shop: nothing', 'no pod matched in namespace shop (not found: nothing)']
 
 
 def test_no_match_can_fail():
