@@ -17,7 +17,9 @@ from kubernetes import client, config
 GATE = 'inplace.k8s/ready'
 SIDECAR = {'name': 'log', 'image': 'registry.example/fluent-bit:3.0', 'restartPolicy': 'Always',
            'resources': {'requests': {'cpu': '50m', 'memory': '32Mi'}, 'limits': {'cpu': '100m', 'memory': '64Mi'}}}
-APP = {'name': 'app', 'image': 'registry.example/shop:1.0', 'ports': [{'containerPort': 8080}],
+# The app takes 3 s to start (-slow3 on the local cluster), like a service that warms caches: in place it
+# keeps running; a pod recreated by the controller pays the start again.
+APP = {'name': 'app', 'image': 'registry.example/shop:1.0-slow3', 'ports': [{'containerPort': 8080}],
        'resources': {'requests': {'cpu': '250m', 'memory': '128Mi'}, 'limits': {'cpu': '500m', 'memory': '256Mi'}}}
 
 
