@@ -8,20 +8,7 @@ cache=${CACHE:-$root/.cache}
 venv=$cache/venv
 kubeconfig=${CLUSTERDIR:-$root/.cluster}/kubeconfig
 
-if [ ! -f "$kubeconfig" ]; then
-  echo "integration: no kubeconfig at $kubeconfig; start the local cluster first (make cluster-up)" >&2
-  exit 1
-fi
-if ! "$venv/bin/python" - "$kubeconfig" <<'PY'
-import sys
-from kubernetes import client, config
-config.load_kube_config(sys.argv[1])
-print('integration: cluster', client.VersionApi().get_code(_request_timeout=10).git_version)
-PY
-then
-  echo "integration: the cluster of $kubeconfig does not answer" >&2
-  exit 1
-fi
+"$root/hack/require-cluster.sh" integration
 
 collections=$cache/collections
 mkdir -p "$collections/ansible_collections/inplace"

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # ansible-test sanity on a copy of the collection (git-tracked + untracked-not-ignored files) laid out
-# as ansible_collections/inplace/k8s, with the project's virtualenv. Fails on any error; no ignore file.
+# as ansible_collections/inplace/k8s, with the project's virtualenv (or $VENV: hack/matrix.sh) and its
+# Python version. Fails on any error; no ignore file.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${CACHE:-$root/.cache}
-venv=$cache/venv
-dest=$cache/ansible_collections/inplace/k8s
+venv=${VENV:-$cache/venv}
+if [ "$venv" = "$cache/venv" ]; then tree=$cache; else tree=$cache/sanity-$(basename "$venv"); fi
+dest=$tree/ansible_collections/inplace/k8s
 
 # shellcheck source=/dev/null
 source "$venv/bin/activate"
@@ -31,4 +33,5 @@ cd "$dest"
 # lists exactly the copied files.
 git init -q . && git add -A >/dev/null
 # --requirements installs the pinned tools each sanity test needs into the project virtualenv.
-ansible-test sanity --python 3.12 --requirements --color no "$@"
+ansible-test sanity --python "$(python -c 'import sys; print("%d.%d" % sys.version_info[:2])')" \
+  --requirements --color no "$@"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Unit tests: pytest on tests/unit with the collection importable as ansible_collections.inplace.k8s.
+# Unit tests: pytest on tests/unit with the collection importable as ansible_collections.inplace.k8s,
+# in the project's virtualenv (or $VENV: hack/matrix.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${CACHE:-$root/.cache}
-venv=$cache/venv
+venv=${VENV:-$cache/venv}
 collections=$cache/collections
 mkdir -p "$collections/ansible_collections/inplace"
 ln -sfn "$root" "$collections/ansible_collections/inplace/k8s"
