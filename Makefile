@@ -23,7 +23,7 @@ help:
 	@echo "make bench PODS=10,100  benchmarks on the local cluster"
 
 venv: $(VENV)/.done
-$(VENV)/.done: requirements.txt requirements-dev.txt hack/venv.sh
+$(VENV)/.done: requirements.txt requirements-dev.txt requirements-test.txt hack/venv.sh
 	hack/venv.sh "$(PYTHON)" "$(VENV)"
 
 cluster-build:

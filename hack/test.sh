@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make test`: sanity, unit tests, the local cluster's own suite, integration targets.
+# `make test`: sanity, units, lint, docs, the version matrix, then on the local cluster: its own
+# suite, the integration targets, the installed-tarball test and a small benchmark run.
 # Every stage runs; the run fails if any failed, and the cluster is stopped at the end.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,14 +19,20 @@ trap 'hack/cluster.sh down >/dev/null 2>&1 || true' EXIT
 
 stage "sanity" hack/sanity.sh
 stage "units" hack/units.sh
+stage "lint" hack/lint.sh
+stage "docs" hack/docs.sh
+stage "version matrix" hack/matrix.sh
 stage "cluster build" hack/cluster.sh build
 if stage "cluster up" hack/cluster.sh up && [[ ${results[-1]} == PASS* ]]; then
   stage "cluster suite" hack/cluster.sh test
   stage "integration" hack/integration.sh
+  stage "package" hack/package-test.sh
+  stage "bench (smoke)" hack/bench.sh 10
 else
   echo "the local cluster did not start: see $CLUSTERDIR/logs; the cluster suite and integration tests cannot run" >&2
-  results+=("FAIL  cluster suite (cluster not up)" "FAIL  integration (cluster not up)")
-  failed=$((failed + 2))
+  results+=("FAIL  cluster suite (cluster not up)" "FAIL  integration (cluster not up)"
+            "FAIL  package (cluster not up)" "FAIL  bench (cluster not up)")
+  failed=$((failed + 4))
 fi
 stage "cluster down leaves no process" hack/check-down.sh
 

@@ -12,7 +12,7 @@ short_description: Coordinate an in-place rollout with a workload's controller
 version_added: 0.1.0
 description:
   - One step of a batched in-place rollout of a Deployment, StatefulSet, DaemonSet or ReplicaSet, or of pods chosen by
-    label selectors. The role M(inplace.k8s.rollout) calls it around the batches that
+    label selectors. The role C(inplace.k8s.rollout) calls it around the batches that
     M(inplace.k8s.inplace_image), M(inplace.k8s.inplace_resize) or M(inplace.k8s.container_recreate) run.
   - V(prepare) resolves the pods, checks that the change can be made in place (else names the field and why),
     holds the controller (StatefulSet RollingUpdate partition raised to replicas, DaemonSet OnDelete, Deployment
