@@ -1,0 +1,92 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Request trace for the benchmarks (tests/bench): loaded by every Python process whose PYTHONPATH
+holds this directory, active only when INPLACE_BENCH_TRACE names a file.
+
+When urllib3's pool manager is imported, its ``urlopen`` is wrapped so that each HTTP request the
+process makes (every Kubernetes client goes through it) appends one JSON line to the trace:
+pid, start time, method, path, whether it is a watch, HTTP status, and the process start time
+(from /proc, 10 ms resolution). A process that makes no request writes nothing but, at exit, a
+line with its exit time once it has made one.
+"""
+
+import atexit
+import importlib.machinery
+import json
+import os
+import sys
+import time
+
+TRACE = os.environ.get('INPLACE_BENCH_TRACE')
+
+
+def process_start():
+    """Epoch seconds at which this process started, from /proc (clock ticks since boot)."""
+    with open('/proc/self/stat') as stat:
+        fields = stat.read().rsplit(')', 1)[1].split()
+    with open('/proc/uptime') as uptime:
+        up = float(uptime.read().split()[0])
+    return time.time() - (up - int(fields[19]) / os.sysconf('SC_CLK_TCK'))
+
+
+class Recorder(object):
+    """Appends JSON lines to the trace file (one write per line, O_APPEND: safe across processes)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.started = None
+        self.fd = None
+
+    def write(self, **fields):
+        if self.fd is None:
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self.started = process_start()
+            atexit.register(self.exit)
+        fields.update(pid=os.getpid(), proc_start=self.started)
+        os.write(self.fd, (json.dumps(fields, sort_keys=True) + '\n').encode('utf-8'))
+
+    def exit(self):
+        self.write(event='exit', t=time.time())
+
+
+def traced(original, recorder):
+    def urlopen(self, method, url, *args, **kwargs):
+        start = time.time()
+        status = None
+        try:
+            response = original(self, method, url, *args, **kwargs)
+            status = getattr(response, 'status', None)
+            return response
+        finally:
+            path, dummy, query = url.partition('://')[2].partition('/')[2].partition('?')
+            recorder.write(event='request', t=start, method=method, path='/' + path,
+                           watch='watch=true' in query or 'watch=1' in query, status=status)
+    return urlopen
+
+
+class PoolManagerHook(object):
+    """Meta path finder: patches urllib3.poolmanager.PoolManager.urlopen right after its import."""
+
+    def __init__(self, recorder):
+        self.recorder = recorder
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != 'urllib3.poolmanager':
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return spec
+        load = spec.loader.exec_module
+        recorder = self.recorder
+
+        def exec_module(module):
+            load(module)
+            module.PoolManager.urlopen = traced(module.PoolManager.urlopen, recorder)
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+if TRACE:
+    sys.meta_path.insert(0, PoolManagerHook(Recorder(TRACE)))

@@ -1,0 +1,187 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""The benchmark's own access to the cluster (kubernetes client, never the collection's code):
+namespaces, the workloads rolled, waits, pod snapshots, the API server's metrics and the native
+rolling updates that in-place rollouts are compared with."""
+
+import time
+
+from kubernetes import client, config, watch
+
+CONTAINER = 'app'
+OLD_IMAGE = 'registry.example/bench:1.0'
+NEW_IMAGE = 'registry.example/bench:2.0-slow2'   # the fake runtime takes 2 s to start it
+GATE = 'inplace.k8s/ready'
+LABEL = 'inplace.k8s/bench'
+
+
+class Cluster(object):
+    """Typed APIs over one kubeconfig."""
+
+    def __init__(self, kubeconfig):
+        self.api_client = config.new_client_from_config(config_file=kubeconfig)
+        self.core = client.CoreV1Api(self.api_client)
+        self.apps = client.AppsV1Api(self.api_client)
+
+    def version(self):
+        return client.VersionApi(self.api_client).get_code(_request_timeout=10).git_version
+
+    def metrics(self):
+        """The API server's /metrics text."""
+        method, url, headers, _body, _post = self.api_client.param_serialize(
+            'GET', '/metrics', auth_settings=['BearerToken'])
+        response = self.api_client.call_api(method, url, header_params=headers, _request_timeout=30)
+        response.read()
+        return response.data.decode('utf-8')
+
+    # ---- namespaces
+
+    def create_namespace(self, name):
+        self.core.create_namespace({'metadata': {'name': name, 'labels': {LABEL: 'true'}}})
+        wait_until(lambda: self._has_service_account(name), 60, 'service account of %s' % name)
+
+    def _has_service_account(self, namespace):
+        return bool(self.core.list_namespaced_service_account(namespace).items)
+
+    def delete_namespace(self, name, timeout=300):
+        try:
+            self.core.delete_namespace(name, grace_period_seconds=0)
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
+        wait_until(lambda: not self._exists(name), timeout, 'deletion of namespace %s' % name)
+
+    def _exists(self, name):
+        try:
+            self.core.read_namespace(name)
+            return True
+        except client.ApiException as exc:
+            if exc.status == 404:
+                return False
+            raise
+
+    def leftover_namespaces(self):
+        return [n.metadata.name for n in self.core.list_namespace(label_selector=LABEL).items]
+
+    # ---- workloads
+
+    def create_workload(self, namespace, kind, replicas, gated=False, max_unavailable='25%'):
+        """A Deployment or StatefulSet named 'bench' of ``replicas`` pods running OLD_IMAGE,
+        rolling ``max_unavailable`` (and as many surge pods for a Deployment) at a time."""
+        spec = {'replicas': replicas, 'selector': {'matchLabels': {'app': 'bench'}},
+                'template': pod_template(gated)}
+        body = {'metadata': {'name': 'bench', 'namespace': namespace}, 'spec': spec}
+        if kind == 'Deployment':
+            spec['strategy'] = {'type': 'RollingUpdate',
+                                'rollingUpdate': {'maxSurge': max_unavailable, 'maxUnavailable': max_unavailable}}
+            self.apps.create_namespaced_deployment(namespace, body)
+        else:
+            spec.update(serviceName='bench', podManagementPolicy='Parallel',
+                        updateStrategy={'type': 'RollingUpdate',
+                                        'rollingUpdate': {'maxUnavailable': max_unavailable}})
+            self.apps.create_namespaced_stateful_set(namespace, body)
+        timeout = 120 + 2 * replicas
+        if gated:  # Ready only once the gate is open: wait for the containers, then open every gate
+            wait_until(lambda: self._all_ready(namespace, replicas, 'ContainersReady'), timeout,
+                       '%d pods with ready containers' % replicas)
+            for pod in self.pods(namespace):
+                self.core.patch_namespaced_pod_status(pod.metadata.name, namespace, {'status': {'conditions': [
+                    {'type': GATE, 'status': 'True', 'reason': 'Bench'}]}})
+        wait_until(lambda: self._all_ready(namespace, replicas), timeout, '%d ready pods' % replicas)
+
+    def pods(self, namespace):
+        return self.core.list_namespaced_pod(namespace, label_selector='app=bench').items
+
+    def _all_ready(self, namespace, replicas, kind='Ready'):
+        pods = [p for p in self.pods(namespace) if p.metadata.deletion_timestamp is None]
+        return len(pods) == replicas and all(condition(p, kind) == 'True' for p in pods)
+
+    def snapshot(self, namespace):
+        """{uid: {name, ip, node, image}} of the workload's pods."""
+        return dict((p.metadata.uid, {'name': p.metadata.name, 'ip': p.status.pod_ip, 'node': p.spec.node_name,
+                                      'image': p.spec.containers[0].image})
+                    for p in self.pods(namespace) if p.metadata.deletion_timestamp is None)
+
+    def scheduled_events(self, namespace):
+        return len(self.core.list_namespaced_event(namespace, field_selector='reason=Scheduled').items)
+
+    def ready_times(self, namespace):
+        """{pod name: epoch seconds} at which its containers last became ready (the later of the app
+        container's startedAt and the ContainersReady condition; the kubelet's 1 s resolution)."""
+        times = {}
+        for pod in self.pods(namespace):
+            moments = []
+            for status in pod.status.container_statuses or []:
+                if status.name == CONTAINER and status.state.running is not None:
+                    moments.append(status.state.running.started_at.timestamp())
+            for cond in pod.status.conditions or []:
+                if cond.type == 'ContainersReady' and cond.status == 'True' and cond.last_transition_time:
+                    moments.append(cond.last_transition_time.timestamp())
+            if moments:
+                times[pod.metadata.name] = max(moments)
+        return times
+
+    # ---- the native rolling update
+
+    def native_rollout(self, namespace, kind, replicas, timeout):
+        """Set NEW_IMAGE on the workload's template and wait until the controller has rolled it out;
+        the seconds it took."""
+        patch = {'spec': {'template': {'spec': {'containers': [{'name': CONTAINER, 'image': NEW_IMAGE}]}}}}
+        read, patcher, lister = {
+            'Deployment': (self.apps.read_namespaced_deployment, self.apps.patch_namespaced_deployment,
+                           self.apps.list_namespaced_deployment),
+            'StatefulSet': (self.apps.read_namespaced_stateful_set, self.apps.patch_namespaced_stateful_set,
+                            self.apps.list_namespaced_stateful_set)}[kind]
+        version = read('bench', namespace).metadata.resource_version
+        start = time.time()
+        patcher('bench', namespace, patch)
+        done = rolled_out if kind == 'Deployment' else sts_rolled_out
+        stream = watch.Watch()
+        for event in stream.stream(lister, namespace, field_selector='metadata.name=bench',
+                                   resource_version=version, timeout_seconds=int(timeout)):
+            if done(event['object'], replicas):
+                stream.stop()
+                break
+        else:
+            raise TimeoutError('%s did not roll out within %ss' % (kind, timeout))
+        wait_until(lambda: self._all_ready(namespace, replicas), timeout, 'old pods gone')
+        return time.time() - start
+
+
+def pod_template(gated):
+    spec = {'terminationGracePeriodSeconds': 1, 'enableServiceLinks': False,
+            'containers': [{'name': CONTAINER, 'image': OLD_IMAGE}]}
+    if gated:
+        spec['readinessGates'] = [{'conditionType': GATE}]
+    return {'metadata': {'labels': {'app': 'bench'}}, 'spec': spec}
+
+
+def condition(pod, kind):
+    for cond in pod.status.conditions or []:
+        if cond.type == kind:
+            return cond.status
+    return None
+
+
+def rolled_out(deployment, replicas):
+    status = deployment.status
+    return (status.observed_generation or 0) >= deployment.metadata.generation and (
+        status.updated_replicas == replicas == status.replicas == status.ready_replicas
+        and status.available_replicas == replicas)
+
+
+def sts_rolled_out(sts, replicas):
+    status = sts.status
+    return (status.observed_generation or 0) >= sts.metadata.generation and (
+        status.update_revision == status.current_revision
+        and status.updated_replicas == replicas == status.ready_replicas)
+
+
+def wait_until(predicate, timeout, what, interval=0.5):
+    deadline = time.time() + timeout
+    while not predicate():
+        if time.time() > deadline:
+            raise TimeoutError('timed out after %ss waiting for %s' % (timeout, what))
+        time.sleep(interval)
