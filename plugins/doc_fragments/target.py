@@ -47,4 +47,12 @@ options:
       - How many pods are worked on at the same time.
     type: int
     default: 10
+  force_takeover:
+    description:
+      - A pod whose state record is held by another run (an unfinished update whose owner has not
+        expired, see C(inplace.k8s/state)) is reported as V(conflict) and not touched, unless this is
+        V(true). A run of this host whose process is gone is taken over without it.
+      - Only when the other run is known to be dead (for example killed on another host).
+    type: bool
+    default: false
 '''

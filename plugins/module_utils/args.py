@@ -47,6 +47,7 @@ TARGET_ARG_SPEC = {
     'field_selectors': {'type': 'list', 'elements': 'str'},
     'fail_on_no_match': {'type': 'bool', 'default': False},
     'max_concurrency': {'type': 'int', 'default': 10},
+    'force_takeover': {'type': 'bool', 'default': False},
 }
 
 # AnsibleModule(**TARGET_CONSTRAINTS): exactly one way of choosing pods.

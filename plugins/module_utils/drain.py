@@ -27,6 +27,12 @@ def gate_status(pod, gate):
     return item.get('status') if item else None
 
 
+def left_drained(pod, gate):
+    """The gate condition is False with our drain reason: a run was stopped before it set it True again."""
+    item = podstate.condition(pod, gate) if gate and has_gate(pod, gate) else None
+    return bool(item) and item.get('status') == 'False' and item.get('reason') == DRAIN_REASON
+
+
 def gate_patch(gate, ready, reason=None, message=None, now=None):
     """Strategic merge patch for pods/status setting the gate condition."""
     item = {

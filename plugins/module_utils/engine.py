@@ -12,6 +12,7 @@ differently (what it compares, writes and waits for) is a method of its ``Operat
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import os
 import threading
 import time
 from collections import namedtuple
@@ -23,17 +24,22 @@ from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
     ApiError, InplaceError, PodFailure, ValidationError, WaitTimeout,
 )
 
-# Pod statuses in the result.
-UNCHANGED, WOULD_UPDATE, REFUSED, UPDATED, CONVERGED, WRITTEN, FAILED, ROLLED_BACK, CONFLICT = (
+# Pod statuses in the result. RESUMED: a run stopped before it set the readiness gate True again
+# (gate False with drain.DRAIN_REASON); this one waited for the containers and set it True.
+UNCHANGED, WOULD_UPDATE, REFUSED, UPDATED, CONVERGED, WRITTEN, FAILED, ROLLED_BACK, CONFLICT, RESUMED = (
     'unchanged', 'would_update', 'refused', 'updated', 'converged', 'written', 'failed', 'rolled_back',
-    'conflict')
-STATUSES = (UNCHANGED, WOULD_UPDATE, REFUSED, UPDATED, CONVERGED, WRITTEN, FAILED, ROLLED_BACK, CONFLICT)
+    'conflict', 'resumed')
+STATUSES = (UNCHANGED, WOULD_UPDATE, REFUSED, UPDATED, CONVERGED, WRITTEN, FAILED, ROLLED_BACK, CONFLICT, RESUMED)
 ERROR_STATUSES = (FAILED, ROLLED_BACK, CONFLICT)
+FINISHED_OK = (UPDATED, CONVERGED, RESUMED)
 NOT_READY_TIMEOUT = 30  # how long a drain waits to see the pod report NotReady
+OWNER_MARGIN = 60       # seconds a pod record stays owned beyond the waits of its run
 
 
 Options = namedtuple('Options', 'check_mode wait wait_timeout max_concurrency readiness_gate drain_seconds '
-                                'require_readiness_gate gate_on_failure on_failure min_ready_seconds')
+                                'require_readiness_gate gate_on_failure on_failure min_ready_seconds '
+                                'force_takeover')
+Options.__new__.__defaults__ = (False,)
 
 
 def options_from_params(params, check_mode):
@@ -43,7 +49,8 @@ def options_from_params(params, check_mode):
         max_concurrency=max(1, params.get('max_concurrency') or 1), readiness_gate=params.get('readiness_gate'),
         drain_seconds=params.get('drain_seconds') or 0, require_readiness_gate=params.get('require_readiness_gate'),
         gate_on_failure=params.get('readiness_gate_on_failure') or 'restore_if_healthy',
-        on_failure=params.get('on_failure') or 'stop', min_ready_seconds=params.get('min_ready_seconds') or 0)
+        on_failure=params.get('on_failure') or 'stop', min_ready_seconds=params.get('min_ready_seconds') or 0,
+        force_takeover=bool(params.get('force_takeover')))
 
 
 class ConcurrentChange(InplaceError):
@@ -173,6 +180,7 @@ class PodRun(object):
         self.timings = {}
         self.write_time = None
         self.rollback = None
+        self.claim = None            # the record written to own the pod before draining
 
     def mark(self, name, since):
         self.timings[name] = round(self.clock() - since, 3)
@@ -187,15 +195,17 @@ class PodRun(object):
 
 class Engine(object):
     """Runs one operation over many pods. ``watcher`` (waiter.PodWatcher) is needed unless check
-    mode or no waiting is asked; ``warnings`` collects what the module should warn about."""
+    mode or no waiting is asked; ``warnings`` collects what the module should warn about. ``owner``
+    (record.new_owner) is written into every record; another run's live record refuses the pod."""
 
-    def __init__(self, kube, operation, options, watcher=None, sleep=time.sleep, clock=time.monotonic):
+    def __init__(self, kube, operation, options, watcher=None, sleep=time.sleep, clock=time.monotonic, owner=None):
         self.kube = kube
         self.op = operation
         self.options = options
         self.watcher = watcher
         self.sleep = sleep
         self.clock = clock
+        self.owner = owner or record.new_owner(pid=os.getpid())
         self.warnings = []
         self._lock = threading.Lock()
 
@@ -250,6 +260,9 @@ class Engine(object):
                 run.error = {'container': None, 'reason': type(exc).__name__, 'message': exc.msg}
                 return run.finish(FAILED, 'the server refuses the change: %s' % exc.msg)
             return run.finish(WOULD_UPDATE)
+        if self._resumable(plan.pod):
+            return run.finish(WOULD_UPDATE, 'would finish an interrupted run: readiness gate %s left False'
+                              % self.options.readiness_gate)
         return run.finish(UNCHANGED)
 
     def _refuse(self, run):
@@ -262,12 +275,21 @@ class Engine(object):
         run = PodRun(plan, self.clock)
         if plan.action == planning.REFUSED:
             return self._refuse(run)
-        if plan.action == planning.UNCHANGED:
+        busy = record.pod_holder(plan.pod, self.owner, self.options.force_takeover)
+        if busy:
+            return run.finish(CONFLICT, 'pod %s: %s' % (plan.name, busy))
+        resume = self._resumable(plan.pod)
+        if plan.action == planning.UNCHANGED and not resume:
             return run.finish(UNCHANGED)
-        gate = self._gate_of(plan.pod) if plan.action == planning.UPDATE else None
+        gate = self._gate_of(plan.pod) if plan.action == planning.UPDATE or resume else None
         rec = None
         try:
             if gate:
+                self._claim(run)
+            if gate and resume:
+                run.gate = {'type': gate, 'status': 'False', 'restored': False, 'observed_not_ready': True,
+                            'resumed': True}
+            elif gate:
                 self._drain(run, gate)
             rec = self._write(run)
             groups = self.op.steps(run.plan) if run.written else None
@@ -276,7 +298,7 @@ class Engine(object):
             elif self.options.wait:
                 self._wait(run, run.plan, rec, run.pod)
             if self.options.wait:
-                run.finish(UPDATED if run.written else CONVERGED)
+                run.finish(UPDATED if run.written else RESUMED if resume else CONVERGED)
             else:
                 run.finish(WRITTEN if run.written else UNCHANGED)
             if self.options.wait:
@@ -293,6 +315,54 @@ class Engine(object):
             if gate and run.gate:
                 self._undrain(run, gate)
         return run
+
+    def _resumable(self, pod):
+        """Spec already at the target, readiness gate left False by a run that stopped (gate given)."""
+        return bool(self.options.readiness_gate) and drain.left_drained(pod, self.options.readiness_gate)
+
+    def _own(self, rec, waits=1):
+        """``rec`` owned by this run until its ``waits`` waits (one per group of steps()), the drain and a
+        margin are over; every record write renews it."""
+        o = self.options
+        return record.claim(rec, self.owner, waits * (o.wait_timeout + o.min_ready_seconds) + o.drain_seconds
+                            + NOT_READY_TIMEOUT + OWNER_MARGIN)
+
+    def _check_owner(self, pod):
+        busy = record.pod_holder(pod, self.owner, self.options.force_takeover)
+        if busy:
+            raise ConcurrentChange('pod %s: %s' % (podstate.meta(pod, 'name'), busy))
+
+    def _reread(self, run):
+        """After a guarded write found the pod changed: count it and read the pod again."""
+        run.conflicts += 1
+        run.pod = self.kube.get_pod(podstate.meta(run.pod, 'namespace'), run.plan.name)
+
+    def _replan(self, run):
+        """(pod, its fresh plan) for a guarded write: the same pod, not held by another run."""
+        pod = run.pod
+        self._check_same_pod(run, pod)
+        self._check_owner(pod)
+        return pod, planning.plan_pod(pod, self.op.desired(pod), self.op.judge)
+
+    def _claim(self, run):
+        """Before draining: own the pod's record (a guarded write, so that of two runs one wins), keeping
+        the before-state of an unfinished record. A pod already updated with no unfinished record needs none."""
+        @retry_conflict(on_retry=lambda _exc: self._reread(run))
+        def attempt():
+            pod, fresh = self._replan(run)
+            previous = record.get(pod, self.op.name)
+            if fresh.updates():
+                snapshots = dict((c.name, self.op.snapshot(podstate.find_container(pod, c.name)))
+                                 for c in fresh.updates())
+                rec = record.begin(pod, self.op.name, fresh.desired(), snapshots)
+            elif previous and previous.get('state') in record.ACTIVE:
+                rec = record.transition(previous, previous['state'])
+            else:
+                return
+            run.claim = self._own(rec)
+            run.pod = self.kube.patch_pod(podstate.meta(pod, 'namespace'), run.plan.name,
+                                          record.build_patch(pod, self.op.name, run.claim))
+        attempt()
 
     def _gate_of(self, pod):
         gate = self.options.readiness_gate
@@ -322,7 +392,7 @@ class Engine(object):
     def _undrain(self, run, gate):
         latest = self.watcher.get(run.plan.name) or run.pod
         policy = self.options.gate_on_failure
-        ok = run.status in (UPDATED, CONVERGED, CONFLICT) or policy == 'restore' or (
+        ok = run.status in FINISHED_OK + (CONFLICT,) or policy == 'restore' or (
             policy == 'restore_if_healthy' and podstate.containers_healthy(latest))
         if not ok:
             run.gate['message'] = 'left False: the pod is not healthy after the failure'
@@ -333,7 +403,7 @@ class Engine(object):
         try:
             run.pod = drain.set_gate(self.kube, latest, gate, True)
             run.gate.update(status='True', restored=True)
-            if run.status in (UPDATED, CONVERGED):
+            if run.status in FINISHED_OK:
                 run.pod = self.watcher.wait_for(run.plan.name, podstate.is_ready, self._gone(run),
                                                 self.options.wait_timeout)
                 run.mark('undrain', since)
@@ -344,15 +414,9 @@ class Engine(object):
     def _write(self, run):
         """Write the change with its record; re-read and re-plan on conflict. Returns the record
         the wait uses (None when nothing needed writing and no record exists)."""
-        def counted(_exc):
-            run.conflicts += 1
-            run.pod = self.kube.get_pod(podstate.meta(run.pod, 'namespace'), run.plan.name)
-
-        @retry_conflict(on_retry=counted)
+        @retry_conflict(on_retry=lambda _exc: self._reread(run))
         def attempt():
-            pod = run.pod
-            self._check_same_pod(run, pod)
-            fresh = planning.plan_pod(pod, self.op.desired(pod), self.op.judge)
+            pod, fresh = self._replan(run)
             if fresh.action == planning.REFUSED:
                 raise ConcurrentChange('pod %s changed while being updated: %s' % (run.plan.name, fresh.refusal))
             if fresh.action in (planning.PENDING, planning.UNCHANGED) or not run.plan.updates():
@@ -366,8 +430,9 @@ class Engine(object):
             snapshots = dict((c.name, self.op.snapshot(podstate.find_container(pod, c.name)))
                              for c in fresh.updates())
             generation = podstate.meta(pod, 'generation')
-            rec = record.begin(pod, self.op.name, fresh.desired(), snapshots,
-                               None if generation is None else generation + 1)  # the write makes it +1
+            rec = self._own(record.begin(pod, self.op.name, fresh.desired(), snapshots,
+                                         None if generation is None else generation + 1),  # the write makes it +1
+                            len(self.op.steps(fresh) or [None]))
             written = self.op.write(self.kube, pod, fresh, rec)
             rec['generation'] = podstate.meta(written, 'generation')
             run.plan, run.pod, run.written = fresh, written, True
@@ -454,6 +519,7 @@ class Engine(object):
         """After a failure: roll back if asked and possible, record the outcome."""
         if rec is None:
             run.finish(FAILED, str(exc))
+            self._finish_record(run, run.claim, record.FAILED, error=run.reason)
             return
         if self.options.on_failure == 'rollback' and self.op.can_rollback:
             try:
@@ -481,7 +547,7 @@ class Engine(object):
             failed_state = dict((c.name, self.op.snapshot(podstate.find_container(pod, c.name)))
                                 for c in back.updates())
             if back.updates():
-                pod = self.op.write(self.kube, pod, back, record.transition(rec, record.ROLLING_BACK))
+                pod = self.op.write(self.kube, pod, back, self._own(record.transition(rec, record.ROLLING_BACK)))
             return back, pod, failed_state
 
         back, pod, failed_state = attempt()
@@ -500,7 +566,7 @@ class Engine(object):
             pod = self.kube.get_pod(namespace, name)
             current = record.get(pod, self.op.name) or rec
             self.kube.patch_pod(namespace, name, record.build_patch(
-                pod, self.op.name, record.transition(current, state, **fields)))
+                pod, self.op.name, self._own(record.transition(current, state, **fields))))
 
         try:
             attempt()
@@ -528,15 +594,16 @@ class Engine(object):
         plan = run.plan
         before_pod = plan.pod
         after_pod = run.pod if run.pod is not None else before_pod
-        if self.watcher is not None and run.written:
+        acted = run.written or run.status == RESUMED
+        if self.watcher is not None and acted:
             after_pod = self.watcher.get(plan.name) or after_pod
         result = podstate.pod_summary(before_pod)
         after = podstate.pod_summary(after_pod)
-        ran = run.status not in (WOULD_UPDATE, REFUSED) and run.written
+        ran = run.status not in (WOULD_UPDATE, REFUSED) and acted
         result.update({
             'action': plan.action,
             'status': run.status,
-            'changed': run.written or run.status == WOULD_UPDATE,
+            'changed': acted or run.status == WOULD_UPDATE,
             'reason': run.reason,
             'uid_after': after['uid'] if ran else None,
             'pod_ip_after': after['pod_ip'] if ran else None,

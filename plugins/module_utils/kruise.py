@@ -152,6 +152,7 @@ class KruiseStrategy(restart.Strategy):
 
     name = 'kruise'
     orders_itself = True   # orderedRecreate
+    permissions = tuple((verb, 'containerrecreaterequests', 'apps.kruise.io') for verb in ('create', 'list', 'watch'))
 
     def __init__(self, kube, namespace, options):
         self.kube = kube

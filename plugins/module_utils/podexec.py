@@ -176,6 +176,8 @@ class ExecStrategy(restart.Strategy):
     """Signal the container's main process through pods/exec (see the module docstring)."""
 
     name = 'exec'
+    # the websocket exec is a GET upgraded by the server; a POST (SPDY clients) needs create
+    permissions = (('get', 'pods/exec', ''), ('create', 'pods/exec', ''))
 
     def __init__(self, kube, command, execute=run_exec, clock=time.monotonic):
         self.kube = kube

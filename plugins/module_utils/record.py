@@ -10,19 +10,30 @@ The annotation ``inplace.k8s/state`` holds JSON ``{operation: record}`` so that 
     {"state": "in-progress" | "done" | "failed" | "rolling-back" | "rolled-back",
      "target": {container: desired value},
      "before": {container: {whatever the operation snapshots: image, imageID, containerID, ...}},
-     "started": "...Z", "updated": "...Z", "generation": n, "error": "..."}
+     "started": "...Z", "updated": "...Z", "generation": n, "error": "...",
+     "owner": {"run": id, "host": ..., "pid": n, "started": "...Z"}, "expires": "...Z"}
 
 It makes a re-run idempotent (target reached), resumable (an unfinished record keeps the
 before-state of the first attempt) and reversible (rollback restores ``before``).
 ``build_patch`` is the one place that builds the JSON patch writing it, guarded by a ``test`` on
 metadata.resourceVersion so that a concurrent writer is detected instead of overwritten.
+
+Ownership (one implementation, used for pod records and for the rollout record on a workload):
+an unfinished record names the run that writes it (``owner``) and until when it counts
+(``expires``, renewed at each stage). ``holder`` tells whether another live run holds a record:
+a record is free once finished, expired, or when its owner ran on this host and its pid is gone.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import calendar
 import datetime
 import json
+import os
+import socket
+import time
+import uuid
 
 from ansible_collections.inplace.k8s.plugins.module_utils import podstate
 
@@ -30,10 +41,110 @@ ANNOTATION = 'inplace.k8s/state'
 IN_PROGRESS, DONE, FAILED, ROLLING_BACK, ROLLED_BACK = (
     'in-progress', 'done', 'failed', 'rolling-back', 'rolled-back')
 FINISHED = (DONE, ROLLED_BACK)
+ACTIVE = (IN_PROGRESS, ROLLING_BACK)   # states in which a record is held by its owner
+TIME_FORMAT = '%Y-%m-%dT%H:%M:%SZ'
+TAKEOVER_HINT = 'wait, or set force_takeover'
 
 
-def timestamp():
-    return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+def timestamp(seconds=None):
+    """UTC time as the records write it; now, or ``seconds`` since the epoch."""
+    seconds = time.time() if seconds is None else seconds
+    return datetime.datetime.fromtimestamp(int(seconds), datetime.timezone.utc).strftime(TIME_FORMAT)
+
+
+def parse_timestamp(text):
+    """Seconds since the epoch of a record timestamp, or None."""
+    try:
+        return calendar.timegm(time.strptime(text, TIME_FORMAT))
+    except (TypeError, ValueError):
+        return None
+
+
+# --------------------------------------------------------------------------- ownership
+
+def new_owner(run_id=None, pid=None, host=None):
+    """Who writes: a run id (a fresh uuid unless given), the host and the process whose life counts
+    (None: unknown, only the expiry frees its records)."""
+    return {'run': run_id or uuid.uuid4().hex, 'host': host or socket.gethostname(),
+            'pid': pid, 'started': timestamp()}
+
+
+def playbook_pid():
+    """The outermost ansible process above this module (the ansible-playbook run that calls the rollout
+    steps one module at a time), or None outside Ansible or without /proc."""
+    found, pid = None, os.getppid()
+    for _hop in range(64):
+        if pid <= 1:
+            break
+        try:
+            with open('/proc/%d/cmdline' % pid, 'rb') as handle:
+                argv = handle.read().split(b'\0')
+            with open('/proc/%d/stat' % pid) as handle:
+                parent = int(handle.read().rpartition(')')[2].split()[1])
+        except (IOError, OSError, IndexError, ValueError):
+            break
+        if any(os.path.basename(arg.decode('utf-8', 'replace')).startswith('ansible') for arg in argv[:2]):
+            found = pid
+        pid = parent
+    return found
+
+
+def pid_alive(pid):
+    """Does process ``pid`` of this host still run (a zombie does not)?"""
+    try:
+        with open('/proc/%d/stat' % pid) as handle:
+            return handle.read().rpartition(')')[2].split()[0] != 'Z'
+    except (IOError, OSError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
+    except OSError as exc:
+        return exc.errno == 1   # EPERM: it exists, owned by another user
+    return True
+
+
+def claim(rec, owner, ttl, now=None):
+    """A copy of ``rec`` owned by ``owner`` and expiring ``ttl`` seconds from now (the heartbeat)."""
+    now = time.time() if now is None else now
+    result = dict(rec)
+    result['owner'] = dict(owner)
+    result['expires'] = timestamp(now + ttl)
+    return result
+
+
+def holder(rec, owner, force=False, now=None, alive=pid_alive):
+    """The owner (dict) of another run that holds ``rec``, or None when ``owner`` may write it:
+    the record is finished, ours, without owner, expired, taken over with ``force``, or its owner
+    ran on this host and its process is gone or is ours."""
+    if force or not isinstance(rec, dict) or rec.get('state') not in ACTIVE:
+        return None
+    other = rec.get('owner')
+    if not isinstance(other, dict) or (other.get('run'), other.get('host')) == (owner.get('run'), owner.get('host')):
+        return None
+    expires = parse_timestamp(rec.get('expires'))
+    if expires is None or expires <= (time.time() if now is None else now):
+        return None
+    if other.get('host') == owner.get('host') and isinstance(other.get('pid'), int) and (
+            other['pid'] == owner.get('pid') or not alive(other['pid'])):
+        # Gone, or our own process: an earlier run in the same ansible-playbook has ended (its tasks run
+        # one after the other), for example a rollout that halted and is being resumed or rolled back.
+        return None
+    return other
+
+
+def busy_message(rec, what):
+    """Why a record held by another run is refused."""
+    other = rec.get('owner') or {}
+    return 'another run (host %s, pid %s, started %s) is updating this %s; it expires at %s; %s' % (
+        other.get('host'), other.get('pid'), other.get('started'), what, rec.get('expires'), TAKEOVER_HINT)
+
+
+def pod_holder(pod, owner, force=False, now=None, alive=pid_alive):
+    """Why another run holds this pod (any of its operation records), or None."""
+    for rec in records(pod).values():
+        if holder(rec, owner, force, now, alive):
+            return busy_message(rec, 'pod')
+    return None
 
 
 def records(pod):

@@ -92,6 +92,12 @@ class RecreateOperation(Operation):
         self._tracked = {}
         self._lock = threading.Lock()
 
+    @property
+    def permissions(self):
+        """The record (and the image_reference switch) is a pod patch; the strategy may need more. cri
+        needs nothing more of the API: it stops containers through the node's runtime socket."""
+        return Operation.permissions + tuple(self.strategy.permissions)
+
     # ---- planning
 
     def desired(self, pod):

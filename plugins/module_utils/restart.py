@@ -27,6 +27,8 @@ class Strategy(object):
     name = None
     spec_change = False   # True: the restart is a spec change (works whatever the restartPolicy)
     orders_itself = False  # True: act() gets all containers at once and restarts them in order itself
+    # API permissions act() needs beyond patching pods (the record): (verb, 'resource[/sub]', group).
+    permissions = ()
 
     def target(self, pod, info):
         """(the desired value of this container, None) or (None, why it cannot be restarted this way)."""

@@ -18,11 +18,14 @@ Pods are updated by inplace_image / inplace_resize / container_recreate between 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import json
 import time
 
 from ansible_collections.inplace.k8s.plugins.module_utils import batching, plan, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.resize import ResizeOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.workload import (
     DONE, IN_PROGRESS, ROLLED_BACK, ROLLING_BACK, Workload, pod_converged, pod_matches, selector_matches,
     selector_string, snapshot, template_refusals, undrain_leftovers, write_record,
@@ -30,6 +33,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.workload import (
 
 RESTART_ANNOTATION = 'inplace.k8s/restart-id'
 POLL_SECONDS = 2.0
+OWNER_MARGIN = 120   # seconds beyond two wait_timeouts that a workload record stays owned between steps
 
 
 class Rollout(object):
@@ -43,6 +47,9 @@ class Rollout(object):
         self.restart = params.get('restart') or []
         self.warnings = []
         self.workload = None
+        # The role calls one module per step: the run is its run_id and the ansible-playbook process.
+        pid = record.playbook_pid()
+        self.owner = record.new_owner(params.get('run_id') or ('playbook-%s' % pid if pid else None), pid=pid)
         if params.get('kind'):
             self.workload = Workload(kube, params['kind'], params['namespace'], params['name'], clock, sleep)
         if not (self.images or self.resources or self.restart) and params['state'] == 'prepare':
@@ -99,6 +106,29 @@ class Rollout(object):
                 found.append((pdb, names))
         return found
 
+    # ---- ownership
+
+    def _stamp(self, current, rec):
+        """``rec`` owned by this run, expiring after two wait_timeouts and a margin (renewed at each step);
+        raise when another live run holds the record the workload has now (``current``)."""
+        if record.holder(current, self.owner, self.params.get('force_takeover')):
+            w = self.workload
+            raise ValidationError('%s %s/%s: %s' % (w.kind, w.namespace, w.name,
+                                                    record.busy_message(current, 'workload')))
+        return record.claim(rec, self.owner, 2 * self.params.get('wait_timeout', 300) + OWNER_MARGIN)
+
+    def _renew(self):
+        """Each step: refuse a workload that another run is rolling out; renew our hold on an unfinished one."""
+        w = self.workload
+        if w is None:
+            return
+        rec = w.read() and w.record
+        if rec and rec.get('state') in record.ACTIVE:
+            if self.check_mode:
+                self._stamp(rec, rec)
+            else:
+                write_record(w, rec, stamp=lambda current, _rec: self._stamp(current, current))
+
     # ---- prepare
 
     def prepare(self):
@@ -111,6 +141,8 @@ class Rollout(object):
             if refusals:
                 return self._recreate(refusals)
             rec = w.record
+            if rec:
+                self._stamp(rec, rec)   # another run's rollout of this workload is refused first
             resuming = bool(rec) and rec.get('state') in (IN_PROGRESS, ROLLING_BACK)
             if resuming and rec.get('target') != self.target:
                 raise ValidationError('%s %s/%s has an unfinished rollout to %s (state %s): run it again with '
@@ -126,7 +158,7 @@ class Rollout(object):
                     rec = {'state': IN_PROGRESS, 'target': self.target,
                            'before': snapshot(w.template, self.images, self.resources),
                            'saved': w.saved_strategy(), 'started': record.timestamp()}
-                write_record(w, rec, w.hold_spec())
+                write_record(w, rec, w.hold_spec(), stamp=self._stamp)
                 w.set_template(self.images, self.resources)
                 labels, revision = w.revision(self.params['wait_timeout'])
                 w.relabel([p for p in pods if not self.pending(p)], labels)
@@ -143,19 +175,30 @@ class Rollout(object):
             raise ValidationError('%s %s/%s: the change cannot be made in place (%s); set allow_recreate to hand '
                                   'it to the controller\'s own rolling update' % (w.kind, w.namespace, w.name, reasons),
                                   refusals=refusals)
-        self.warnings.append('not in place (%s): handed to the %s controller\'s rolling update' % (reasons, w.kind))
-        changed = w.set_template(self.images, self.resources, check_mode=True)
+        before = w.pods()
+        changed = w.set_template(self.images, self.resources, check_mode=True, rolling=True)
+        how = 'rolled out by the %s controller' % w.kind
         if changed and not self.check_mode:
-            w.set_template(self.images, self.resources)
+            w.set_template(self.images, self.resources, rolling=True)
             strategy = (w.spec.get('updateStrategy') or {}).get('type')
             if strategy == 'OnDelete' or w.kind == 'ReplicaSet':
-                self.warnings.append('%s %s uses OnDelete / no rolling update: pods get the new template only '
-                                     'when they are recreated' % (w.kind, w.name))
+                how = 'written to the template only: %s %s has no rolling update (%s), its pods get it when they ' \
+                      'are recreated' % (w.kind, w.name, strategy or 'ReplicaSet')
+                self.warnings.append(how)
             else:
                 w.wait_for('the rolling update to finish', lambda obj: w.converged(obj, True),
                            self.params['wait_timeout'])
-        return self.result(w.pods(), changed=changed, mode='recreate', refusals=refusals, batches=[], kept=[],
-                           labels={}, revision=None)
+        after = w.pods()
+        replaced = set(podstate.meta(p, 'uid') for p in before) - set(podstate.meta(p, 'uid') for p in after)
+        message = 'not in place (%s): %s, pods recreated by the controller (%d of %d replaced)' % (
+            reasons, how, len(replaced), len(before))
+        if self.check_mode:
+            message = 'not in place (%s): would be handed to the %s controller, which recreates the pods' % (
+                reasons, w.kind)
+        self.warnings.append(message)
+        return self.result(before, changed=changed, mode='recreate', refusals=refusals, batches=[], kept=[],
+                           labels={}, revision=None, message=message,
+                           after=[podstate.pod_summary(p) for p in after])
 
     def _plan(self, pods, mode, changed=None, **extra):
         ordered = batching.order_pods(pods, self.params.get('order') or 'ordinal', self.params.get('order_label'))
@@ -184,6 +227,7 @@ class Rollout(object):
         """Wait until the PodDisruptionBudgets and max_unavailable allow this batch."""
         names = self.params.get('names') or []
         deadline = self.clock() + self.params['wait_timeout']
+        self._renew()
         while True:
             pods = self.pods() if self.workload is None else (self.workload.read() and self.workload.pods())
             batch = [p for p in pods if podstate.meta(p, 'name') in names]
@@ -217,6 +261,7 @@ class Rollout(object):
     # ---- sync
 
     def sync(self):
+        self._renew()
         images, resources = self._current_target()
         pods = self.pods()
         changed = []
@@ -265,8 +310,13 @@ class Rollout(object):
         rec = w.record
         pods = w.pods()
         old = [p for p in pods if not pod_matches(p, images, resources)]
-        if not rec:
-            return self.result(pods, changed=synced['changed'])
+        if self.restart or not rec:
+            # A restart changes no template and holds nothing (a record is another rollout's): wait until
+            # the workload reports the restarted pods ready again.
+            if self.restart and not self.check_mode:
+                w.wait_for('the restarted pods to be ready', lambda obj: w.converged(obj, not old),
+                           self.params['wait_timeout'])
+            return self.result(w.pods(), changed=synced['changed'])
         final = ROLLED_BACK if rec.get('state') in (ROLLING_BACK, ROLLED_BACK) else DONE
         spec, two_step = w.release_spec(rec.get('saved') or {}, [batching.ordinal(p) for p in old], len(pods))
         changed = bool(synced['changed'] or spec or rec.get('state') != final)
@@ -275,10 +325,11 @@ class Rollout(object):
         timeout = self.params['wait_timeout']
         if two_step:
             replicas = w.spec.get('replicas', len(pods))
-            write_record(w, rec, {'updateStrategy': {'type': 'RollingUpdate', 'rollingUpdate': {'partition': replicas}}})
+            write_record(w, rec, {'updateStrategy': {'type': 'RollingUpdate', 'rollingUpdate': {'partition': replicas}}},
+                         stamp=self._stamp)
             w.wait_for('currentRevision to reach updateRevision', lambda obj: w.converged(obj, True), timeout)
         done = dict(rec, state=final, finished=record.timestamp())
-        write_record(w, done, spec)
+        write_record(w, done, spec, stamp=self._stamp)
         w.wait_for('the workload status to converge', lambda obj: w.converged(obj, not old), timeout)
         if old:
             self.warnings.append('%d pod(s) left on the old version: %s' % (
@@ -300,7 +351,7 @@ class Rollout(object):
         changed = rec.get('state') != ROLLING_BACK or w.set_template(images, resources, check_mode=True)
         labels, revision = {}, None
         if changed and not self.check_mode:
-            write_record(w, dict(rec, state=ROLLING_BACK), w.hold_spec())
+            write_record(w, dict(rec, state=ROLLING_BACK), w.hold_spec(), stamp=self._stamp)
             w.set_template(images, resources)
             labels, revision = w.revision(self.params['wait_timeout'])
         pods = w.pods()
@@ -310,17 +361,26 @@ class Rollout(object):
         return self.result(pods, changed=bool(changed or groups), groups=groups, labels=labels, revision=revision)
 
     def _rollback_pods(self):
-        """Bare pods: group the changed pods by the images their image records hold from before."""
+        """Pods chosen by selectors (no template to go back to): per pod, the values from before that its
+        image and resize records hold, for the changes of this rollout the pod has now; pods grouped by them."""
         groups = {}
         for pod in self.pods():
-            rec = record.get(pod, 'image') or {}
-            before = dict((name, snap.get('image')) for name, snap in (rec.get('before') or {}).items()
-                          if name in self.images and snap.get('image'))
-            if before and not pod_converged(pod, before):
-                groups.setdefault(tuple(sorted(before.items())), []).append(podstate.meta(pod, 'name'))
-        if self.resources:
-            self.warnings.append('bare pods: only images are rolled back by the rollout; resources stay as they are')
-        result = [{'names': sorted(names), 'images': dict(key), 'resources': {}} for key, names in sorted(groups.items())]
+            before = {}
+            for key, operation, wanted in (('images', ImageOperation, self.images),
+                                           ('resources', ResizeOperation, self.resources)):
+                rec = record.get(pod, operation.name)
+                if not wanted or not rec or not pod_matches(pod, **{key: wanted}):
+                    continue
+                values = dict((name, value) for name, value in operation.rollback_target(None, rec).items()
+                              if name in wanted)
+                if key == 'resources':
+                    values = dict((name, dict((s, v) for s, v in value.items() if v)) for name, value in values.items())
+                if values:
+                    before[key] = values
+            if before and not pod_converged(pod, before.get('images'), before.get('resources')):
+                groups.setdefault(json.dumps(before, sort_keys=True), []).append(podstate.meta(pod, 'name'))
+        result = [dict(names=sorted(names), images=json.loads(key).get('images') or {},
+                       resources=json.loads(key).get('resources') or {}) for key, names in sorted(groups.items())]
         return self.result([], changed=bool(result), groups=result)
 
     def run(self):

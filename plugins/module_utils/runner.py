@@ -3,17 +3,37 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 """From module parameters to a finished run: connect, select the pods, watch them, execute one
-operation with the engine, and shape what the module returns. Every module's main() calls run()."""
+operation with the engine, and shape what the module returns. Every module's main() builds its
+AnsibleModule and hands the rest to execute(); the pod modules' work is run()."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible.module_utils.basic import missing_required_lib
+
 from ansible_collections.inplace.k8s.plugins.module_utils import access, engine, targets
-from ansible_collections.inplace.k8s.plugins.module_utils.client import Kube
+from ansible_collections.inplace.k8s.plugins.module_utils.args import protect_secrets
+from ansible_collections.inplace.k8s.plugins.module_utils.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
-    NoMatchError, OperationFailed, ValidationError,
+    InplaceError, NoMatchError, OperationFailed, ValidationError,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.waiter import PodWatcher
+
+
+def execute(module, work):
+    """The body of every module's main(), right after AnsibleModule(): mask the credentials of a
+    kubeconfig dict (args.protect_secrets), require the kubernetes client, call ``work()`` and exit with
+    its result (its ``warnings`` become module warnings) or fail with an InplaceError's message."""
+    protect_secrets(module)
+    if not HAS_KUBERNETES:
+        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
+    try:
+        result = work()
+    except InplaceError as exc:
+        module.fail_json(msg=exc.msg, **exc.details)
+    for warning in result.pop('warnings', None) or []:
+        module.warn(warning)
+    module.exit_json(**result)
 
 
 def check_options(params):

@@ -401,12 +401,13 @@ class Workload(object):
                                'replicas); wait for it to finish' % (self.namespace, self.name, ', '.join(others)))
         return current
 
-    def set_template(self, images, resources, check_mode=False):
-        """Put the target values on the template(s) (Deployment: current ReplicaSet first). True if
+    def set_template(self, images, resources, check_mode=False, rolling=False):
+        """Put the target values on the template(s) (Deployment: current ReplicaSet first, unless
+        ``rolling``: then only the Deployment's, so that its controller rolls new pods out). True if
         anything was written (or would be). Each write tests resourceVersion and is recomputed on a
         fresh read when the controller wrote in between (status updates bump resourceVersion)."""
         changed = False
-        if self.kind == 'Deployment':
+        if self.kind == 'Deployment' and not rolling:
             target = apply_change(self.template, images, resources)
             rs = self.current_replicaset([self.template, target])
             changed = self._patch_template('replicasets', podstate.meta(rs, 'name'), rs, images, resources,
@@ -509,8 +510,13 @@ class Workload(object):
             strategy = {'type': 'OnDelete'}
         if strategy.get('type') == 'OnDelete':
             strategy['rollingUpdate'] = None
-        two_step = self.kind == 'StatefulSet' and kind == 'OnDelete' and not old_ordinals
-        if (self.spec.get('updateStrategy') or {}) == dict((k, v) for k, v in strategy.items() if v is not None):
+        # Under OnDelete the StatefulSet controller never moves currentRevision: converge it through
+        # RollingUpdate{partition: replicas} first, and then OnDelete has to be written back.
+        status = self.obj.get('status') or {}
+        two_step = (self.kind == 'StatefulSet' and kind == 'OnDelete' and not old_ordinals
+                    and status.get('currentRevision') != status.get('updateRevision'))
+        if not two_step and (self.spec.get('updateStrategy') or {}) == dict(
+                (k, v) for k, v in strategy.items() if v is not None):
             return None, two_step
         return {'updateStrategy': strategy}, two_step
 
@@ -530,7 +536,8 @@ class Workload(object):
                                        and status.get('numberReady', 0) == status.get('desiredNumberScheduled'))
         if self.kind == 'Deployment':
             replicas = (obj.get('spec') or {}).get('replicas', 1)
-            return status.get('updatedReplicas', 0) == replicas and status.get('availableReplicas', 0) == replicas
+            return (status.get('updatedReplicas', 0) == replicas and status.get('availableReplicas', 0) == replicas
+                    and status.get('replicas', 0) == replicas)
         return True
 
     def status_summary(self):
@@ -554,8 +561,7 @@ def undrain_leftovers(kube, pods, gate, images=None, resources=None, check_mode=
     if not gate:
         return names
     for pod in pods:
-        item = podstate.condition(pod, gate)
-        if not item or item.get('status') != 'False' or item.get('reason') != drain.DRAIN_REASON:
+        if not drain.left_drained(pod, gate):
             continue
         if pod_converged(pod, images, resources) and podstate.containers_healthy(pod) and not _record_busy(pod):
             names.append(podstate.meta(pod, 'name'))
@@ -570,7 +576,11 @@ def _record_busy(pod):
 
 
 @retry_conflict()
-def write_record(workload, rec, spec=None):
-    """Write the rollout record (and spec fields) on a fresh read of the workload."""
+def write_record(workload, rec, spec=None, stamp=None):
+    """Write the rollout record (and spec fields) on a fresh read of the workload. ``stamp(current, rec)``
+    returns the record to write given the one the workload has now (ownership: it raises when another
+    run holds it)."""
     workload.read()
+    if stamp is not None:
+        rec = stamp(workload.record, rec)
     return workload.patch(record_patch(workload.obj, rec, spec))

@@ -330,14 +330,12 @@ diff:
   sample: {before: {web-0: {app: "containerd://1f2e..."}}, after: {web-0: {app: restart}}}
 '''
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inplace.k8s.plugins.module_utils import cri, recreate
+from ansible_collections.inplace.k8s.plugins.module_utils import cri, recreate, runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import (
     AUTH_ARG_SPEC, DRAIN_ARG_SPEC, TARGET_ARG_SPEC, TARGET_CONSTRAINTS, WAIT_ARG_SPEC, argument_spec,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError
 
 MODULE_ARGS = {
     'containers': {'type': 'list', 'elements': 'str'},
@@ -359,13 +357,7 @@ def main():
     module = AnsibleModule(
         argument_spec=argument_spec(AUTH_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, DRAIN_ARG_SPEC, **MODULE_ARGS),
         supports_check_mode=True, **TARGET_CONSTRAINTS)
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
-    try:
-        result = recreate.run(module)
-    except InplaceError as exc:
-        module.fail_json(msg=exc.msg, **exc.details)
-    module.exit_json(**result)
+    runner.execute(module, lambda: recreate.run(module))
 
 
 if __name__ == '__main__':

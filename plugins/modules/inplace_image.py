@@ -255,15 +255,12 @@ diff:
   sample: {before: {web-0: {app: "registry.example.com/web:1.0"}}, after: {web-0: {app: "registry.example.com/web:2.0"}}}
 '''
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import (
     AUTH_ARG_SPEC, DRAIN_ARG_SPEC, TARGET_ARG_SPEC, TARGET_CONSTRAINTS, WAIT_ARG_SPEC, argument_spec,
-    protect_secrets,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError
 from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
 
 MODULE_ARGS = {
@@ -276,14 +273,7 @@ def main():
     module = AnsibleModule(
         argument_spec=argument_spec(AUTH_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, DRAIN_ARG_SPEC, **MODULE_ARGS),
         supports_check_mode=True, **TARGET_CONSTRAINTS)
-    protect_secrets(module)
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
-    try:
-        result = runner.run(module, ImageOperation(module.params['containers']))
-    except InplaceError as exc:
-        module.fail_json(msg=exc.msg, **exc.details)
-    module.exit_json(**result)
+    runner.execute(module, lambda: runner.run(module, ImageOperation(module.params['containers'])))
 
 
 if __name__ == '__main__':

@@ -272,15 +272,12 @@ diff:
     after: {web-0: {app: {requests: {cpu: 500m}, limits: {cpu: "1"}}}}
 '''
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inplace.k8s.plugins.module_utils import resize
+from ansible_collections.inplace.k8s.plugins.module_utils import resize, runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import (
     AUTH_ARG_SPEC, DRAIN_ARG_SPEC, TARGET_ARG_SPEC, TARGET_CONSTRAINTS, WAIT_ARG_SPEC, argument_spec,
-    protect_secrets,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError
 
 MODULE_ARGS = {
     'containers': {'type': 'dict', 'required': True},
@@ -293,14 +290,7 @@ def main():
     module = AnsibleModule(
         argument_spec=argument_spec(AUTH_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, DRAIN_ARG_SPEC, **MODULE_ARGS),
         supports_check_mode=True, **TARGET_CONSTRAINTS)
-    protect_secrets(module)
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
-    try:
-        result = resize.run(module)
-    except InplaceError as exc:
-        module.fail_json(msg=exc.msg, **exc.details)
-    module.exit_json(**result)
+    runner.execute(module, lambda: resize.run(module))
 
 
 if __name__ == '__main__':

@@ -103,6 +103,16 @@ options:
     description: Seconds to wait for the controller, a PodDisruptionBudget or the status to converge.
     type: int
     default: 300
+  run_id:
+    description:
+      - Names the rollout run that owns the workload record (C(inplace.k8s/rollout)); the role passes one
+        per run. Another run's unfinished, unexpired record refuses the workload. Default, one id per
+        ansible-playbook process.
+    type: str
+  force_takeover:
+    description: Take over the workload record of another run that has not expired (only when it is dead).
+    type: bool
+    default: false
 attributes:
   check_mode:
     description: Reports what would be written; writes nothing.
@@ -159,6 +169,15 @@ revision:
   description: The new ControllerRevision (StatefulSet, DaemonSet) or the ReplicaSet kept (Deployment).
   returned: prepare, rollback
   type: str
+message:
+  description: With mode V(recreate), that the pods were recreated by the controller (how many), and why.
+  returned: prepare, with mode recreate
+  type: str
+after:
+  description: With mode V(recreate), the pods once the controller's rolling update finished (V(pods) are those before).
+  returned: prepare, with mode recreate
+  type: list
+  elements: dict
 groups:
   description: Pods to update back, with the values to write.
   returned: rollback
@@ -180,11 +199,11 @@ pdbs:
   elements: dict
 '''
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, argument_spec
-from ansible_collections.inplace.k8s.plugins.module_utils.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Kube
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError
+from ansible_collections.inplace.k8s.plugins.module_utils.client import Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import Rollout
 
 MODULE_ARGS = {
@@ -207,21 +226,15 @@ MODULE_ARGS = {
     'names': {'type': 'list', 'elements': 'str'},
     'readiness_gate': {'type': 'str'},
     'wait_timeout': {'type': 'int', 'default': 300},
+    'run_id': {'type': 'str'},
+    'force_takeover': {'type': 'bool', 'default': False},
 }
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(AUTH_ARG_SPEC, **MODULE_ARGS), supports_check_mode=True,
                            required_together=[('kind', 'name')], required_one_of=[('kind', 'label_selectors')])
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
-    try:
-        result = Rollout(Kube.from_params(module.params), module.params, module.check_mode).run()
-    except InplaceError as exc:
-        module.fail_json(msg=exc.msg, **exc.details)
-    for warning in result.pop('warnings', []):
-        module.warn(warning)
-    module.exit_json(**result)
+    runner.execute(module, lambda: Rollout(Kube.from_params(module.params), module.params, module.check_mode).run())
 
 
 if __name__ == '__main__':

@@ -282,3 +282,102 @@ def test_image_failures_count_only_for_the_desired_image(web_pod, state, image, 
 
 def operation_plan(operation, pod):
     return planning.plan_pod(pod, operation.desired(pod), operation.judge)
+
+
+# ---- interrupted runs and ownership
+
+def killed_after_write(pod, owner=None, state='in-progress'):
+    """What a run killed after its write leaves: new image in the spec, gate False (our reason), record."""
+    spec_of(pod, 'app')['image'] = NEW
+    podstate.condition(pod, GATE).update(status='False', reason=drain.DRAIN_REASON)
+    rec = record.begin(pod, 'image', {'app': NEW}, {'app': {'image': 'registry.example/app:1.0',
+                                                            'containerID': 'fake://app-7c1e_0'}})
+    if owner:
+        rec = record.claim(rec, owner, 600)
+    rec['state'] = state
+    pod['metadata'].setdefault('annotations', {})[record.ANNOTATION] = record.encode(pod, 'image', rec)
+    return pod
+
+
+DEAD = {'run': 'dead-run', 'host': record.new_owner()['host'], 'pid': 2 ** 22 + 12345, 'started': 'T0'}
+
+
+@pytest.mark.parametrize('kubelet_done', [False, True])   # plan pending / unchanged
+def test_killed_run_with_gate_left_false_is_resumed(kubelet_done):
+    cluster = FakeCluster([killed_after_write(pods(1)[0], DEAD)], kubelet=False)
+    cluster.kubelet = True
+    if kubelet_done:
+        cluster.run_kubelet('web-0')
+    result = run(cluster, {'app': NEW}, readiness_gate=GATE)[0]
+    pod = result['pods'][0]
+    assert result['changed'] is True and pod['changed'] is True
+    assert pod['status'] == 'resumed' and pod['action'] in ('unchanged', 'pending')
+    assert pod['readiness_gate']['status'] == 'True' and pod['readiness_gate']['resumed'] is True
+    assert pod['in_place'] is True
+    assert drain.gate_status(cluster.pods['web-0'], GATE) == 'True'
+    rec = record.get(cluster.pods['web-0'], 'image')
+    assert rec['state'] == 'done' and rec['before']['app']['image'] == 'registry.example/app:1.0'
+    assert rec['owner']['run'] != 'dead-run'
+    again = run(cluster, {'app': NEW}, readiness_gate=GATE)[0]
+    assert again['changed'] is False and again['pods'][0]['status'] == 'unchanged'
+
+
+def test_resume_in_check_mode_is_reported_and_writes_nothing():
+    cluster = FakeCluster([killed_after_write(pods(1)[0])])
+    cluster.calls[:] = []
+    result = run(cluster, {'app': NEW}, readiness_gate=GATE, check_mode=True)[0]
+    assert result['pods'][0]['status'] == 'would_update' and 'interrupted run' in result['pods'][0]['reason']
+    assert cluster.calls == []
+
+
+def test_gate_false_for_another_reason_is_not_touched():
+    pod = killed_after_write(pods(1)[0], state='done')
+    podstate.condition(pod, GATE).update(reason='SomeoneElse')
+    cluster = FakeCluster([pod])
+    cluster.run_kubelet('web-0')
+    result = run(cluster, {'app': NEW}, readiness_gate=GATE)[0]
+    assert result['pods'][0]['status'] == 'unchanged'
+    assert drain.gate_status(cluster.pods['web-0'], GATE) == 'False'
+
+
+def test_a_pod_held_by_another_live_run_is_refused_untouched():
+    other = {'run': 'other', 'host': 'elsewhere', 'pid': 1, 'started': '2026-01-31T12:00:00Z'}
+    cluster = FakeCluster([killed_after_write(pods(1)[0], other)], kubelet=False)
+    cluster.calls[:] = []
+    result = run(cluster, {'app': NEW}, readiness_gate=GATE)[0]
+    pod = result['pods'][0]
+    assert pod['status'] == 'conflict' and pod['readiness_gate'] is None
+    assert pod['reason'].startswith('pod web-0: another run (host elsewhere, pid 1, started 2026-01-31T12:00:00Z) '
+                                    'is updating this pod; it expires at ')
+    assert pod['reason'].endswith('; wait, or set force_takeover')
+    assert writes(cluster) == [] and cluster.calls == []
+    cluster.kubelet = True
+    forced = run(cluster, {'app': NEW}, readiness_gate=GATE, force_takeover=True)[0]
+    assert forced['pods'][0]['status'] == 'resumed'
+
+
+def test_the_claim_before_draining_wins_over_a_second_run():
+    cluster = FakeCluster(pods(1))
+    other = {'run': 'other', 'host': 'elsewhere', 'pid': 1, 'started': 'T0'}
+
+    def second_run_claims_first(fake, name):
+        pod = fake.pods[name]
+        rec = record.claim(record.begin(pod, 'image', {'app': NEW}, {}), other, 600)
+        pod['metadata'].setdefault('annotations', {})[record.ANNOTATION] = record.encode(pod, 'image', rec)
+        fake._touch(pod)
+    cluster.before_write = second_run_claims_first
+    result = run(cluster, {'app': NEW}, readiness_gate=GATE)[0]
+    pod = result['pods'][0]
+    assert pod['status'] == 'conflict' and 'another run (host elsewhere' in pod['reason']
+    assert spec_of(cluster.pods['web-0'], 'app')['image'] == 'registry.example/app:1.0'   # not written
+    assert drain.gate_status(cluster.pods['web-0'], GATE) == 'True'                        # never drained
+
+
+def test_records_carry_owner_and_expiry():
+    cluster = FakeCluster(pods(1))
+    owner = {'run': 'r1', 'host': 'h', 'pid': 7, 'started': 'T0'}
+    runner = engine.Engine(cluster, ImageOperation({'app': NEW}), options(readiness_gate=GATE),
+                           FakeWatcher(cluster), sleep=lambda seconds: None, owner=owner)
+    runner.run([copy.deepcopy(cluster.pods['web-0'])])
+    rec = record.get(cluster.pods['web-0'], 'image')
+    assert rec['owner'] == owner and record.parse_timestamp(rec['expires']) is not None

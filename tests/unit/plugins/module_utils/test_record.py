@@ -81,3 +81,67 @@ def test_patch_guard_detects_a_concurrent_writer(web_pod):
     web_pod['metadata']['resourceVersion'] = '1043'
     with pytest.raises(jsonpatch.JsonPatchTestFailed):
         jsonpatch.apply_patch(web_pod, ops)
+
+
+# ---- ownership
+
+ME = {'run': 'me', 'host': 'h1', 'pid': 10, 'started': 'T0'}
+OTHER = {'run': 'other', 'host': 'h1', 'pid': 20, 'started': '2026-01-31T12:00:00Z'}
+NOW = record.parse_timestamp('2026-01-31T12:01:00Z')
+
+
+def held(state='in-progress', owner=OTHER, expires='2026-01-31T12:05:00Z'):
+    rec = {'state': state, 'target': {}, 'before': {}}
+    if owner is not None:
+        rec['owner'] = owner
+    if expires is not None:
+        rec['expires'] = expires
+    return rec
+
+
+def test_timestamps_roundtrip():
+    assert record.timestamp(NOW) == '2026-01-31T12:01:00Z'
+    assert record.parse_timestamp('nonsense') is None and record.parse_timestamp(None) is None
+
+
+def test_claim_stamps_owner_and_expiry():
+    rec = record.claim({'state': 'in-progress'}, ME, 90, now=NOW)
+    assert rec['owner'] == ME and rec['expires'] == '2026-01-31T12:02:30Z'
+
+
+@pytest.mark.parametrize('rec, alive, force, busy', [
+    (held(), True, False, True),                                    # another live run, not expired
+    (held(), False, False, False),                                  # same host, its process is gone: take over
+    (held(owner=dict(OTHER, host='h2')), False, False, True),       # another host: only the expiry frees it
+    (held(expires='2026-01-31T12:00:30Z'), True, False, False),     # expired
+    (held(state='done'), True, False, False),                       # finished
+    (held(state='rolling-back'), True, False, True),
+    (held(owner=ME), True, False, False),                           # ours
+    (held(owner=dict(OTHER, pid=ME['pid'])), True, False, False),   # an earlier run of our own process
+    (held(owner=None), True, False, False),                         # written before owners existed
+    (held(), True, True, False),                                    # force_takeover
+    (held(expires=None), True, False, False),
+])
+def test_holder(rec, alive, force, busy):
+    found = record.holder(rec, ME, force, now=NOW, alive=lambda pid: alive)
+    assert (found is not None) is busy
+
+
+def test_busy_message_names_the_other_run(web_pod):
+    with_record(web_pod, 'resize', held())
+    message = record.pod_holder(web_pod, ME, now=NOW, alive=lambda pid: True)
+    assert message == ('another run (host h1, pid 20, started 2026-01-31T12:00:00Z) is updating this pod; it '
+                       'expires at 2026-01-31T12:05:00Z; wait, or set force_takeover')
+    assert record.pod_holder(web_pod, ME, force=True, now=NOW) is None
+
+
+def test_pid_alive():
+    import os
+    assert record.pid_alive(os.getpid())
+    assert not record.pid_alive(2 ** 22 + 12345)   # above pid_max
+
+
+def test_new_owner():
+    owner = record.new_owner(pid=5)
+    assert owner['pid'] == 5 and len(owner['run']) == 32 and owner['host'] and owner['started'].endswith('Z')
+    assert record.new_owner('run-1')['run'] == 'run-1'

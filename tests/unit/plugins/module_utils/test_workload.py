@@ -136,7 +136,12 @@ def test_hold_and_release_statefulset_rolling_update():
 def test_release_statefulset_on_delete_passes_through_rolling_update():
     w = workload_of('StatefulSet', {'replicas': 3, 'updateStrategy': {'type': 'OnDelete'}})
     assert w.hold_spec() is None
-    assert w.release_spec(w.saved_strategy(), [], 3) == (None, True)
+    w.obj['status'] = {'currentRevision': 'db-1', 'updateRevision': 'db-2'}
+    # the pass through RollingUpdate is undone by writing OnDelete back
+    assert w.release_spec(w.saved_strategy(), [], 3) == (
+        {'updateStrategy': {'type': 'OnDelete', 'rollingUpdate': None}}, True)
+    w.obj['status'] = {'currentRevision': 'db-2', 'updateRevision': 'db-2'}
+    assert w.release_spec(w.saved_strategy(), [], 3) == (None, False)
 
 
 def test_hold_and_release_daemonset_and_deployment():
@@ -161,7 +166,9 @@ def test_hold_and_release_daemonset_and_deployment():
     ('StatefulSet', {'observedGeneration': 1, 'updateRevision': 'r2', 'currentRevision': 'r2'}, True, False),
     ('DaemonSet', {'observedGeneration': 2, 'desiredNumberScheduled': 3, 'updatedNumberScheduled': 3,
                    'numberReady': 3}, True, True),
-    ('Deployment', {'observedGeneration': 2, 'updatedReplicas': 3, 'availableReplicas': 3}, True, True),
+    ('Deployment', {'observedGeneration': 2, 'replicas': 3, 'updatedReplicas': 3, 'availableReplicas': 3}, True, True),
+    # old pods still terminating after a rolling update
+    ('Deployment', {'observedGeneration': 2, 'replicas': 4, 'updatedReplicas': 3, 'availableReplicas': 3}, True, False),
     ('Deployment', {'observedGeneration': 2, 'updatedReplicas': 2, 'availableReplicas': 3}, True, False),
 ])
 def test_converged(kind, status, all_updated, expected):
