@@ -90,7 +90,10 @@ OTHER = {'run': 'other', 'host': 'h1', 'pid': 20, 'started': '2026-01-31T12:00:0
 NOW = record.parse_timestamp('2026-01-31T12:01:00Z')
 
 
-def held(state='in-progress', owner=OTHER, expires='2026-01-31T12:05:00Z'):
+def held(state='in-progress', owner='other', expires='2026-01-31T12:05:00Z'):
+    """A record held by ``owner`` ('other' stands for OTHER; None: a record without owner)."""
+    if owner == 'other':
+        owner = dict(OTHER)
     rec = {'state': state, 'target': {}, 'before': {}}
     if owner is not None:
         rec['owner'] = owner
