@@ -5,12 +5,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 CLUSTERDIR=${CLUSTERDIR:-$root/.cluster}
 "$root/hack/cluster.sh" down
 dir=$(cd "$CLUSTERDIR" 2>/dev/null && pwd || echo "$CLUSTERDIR")
-left=()
-for env in /proc/[0-9]*/environ; do
-  if tr '\0' '\n' < "$env" 2>/dev/null | grep -qxF "INPLACE_LOCAL_CLUSTER_DIR=$dir"; then
-    left+=("$(basename "$(dirname "$env")")")
-  fi
-done
+mapfile -t left < <(grep -lzxF "INPLACE_LOCAL_CLUSTER_DIR=$dir" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3)
 if [ ${#left[@]} -gt 0 ]; then
   echo "cluster processes still running after cluster-down: ${left[*]}" >&2
   exit 1
