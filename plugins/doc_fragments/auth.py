@@ -69,6 +69,30 @@ options:
       - Comma-separated hosts, domains and networks reached without the proxy.
         Can also be set with E(K8S_AUTH_NO_PROXY).
     type: str
+  proxy_headers:
+    description:
+      - Headers sent to the proxy (O(proxy)), as in C(kubernetes.core).
+    type: dict
+    suboptions:
+      proxy_basic_auth:
+        description:
+          - C(user:password) for a proxy that asks for basic authentication. Can also be set with
+            E(K8S_AUTH_PROXY_HEADERS_PROXY_BASIC_AUTH).
+        type: str
+      basic_auth:
+        description:
+          - C(user:password) sent as an C(Authorization) header to the proxy. Can also be set with
+            E(K8S_AUTH_PROXY_HEADERS_BASIC_AUTH).
+        type: str
+      user_agent:
+        description:
+          - C(User-Agent) header sent to the proxy. Can also be set with E(K8S_AUTH_PROXY_HEADERS_USER_AGENT).
+        type: str
+  persist_config:
+    description:
+      - Write tokens refreshed by a kubeconfig auth provider back to the kubeconfig file, as in
+        C(kubernetes.core). Can also be set with E(K8S_AUTH_PERSIST_CONFIG).
+    type: bool
   impersonate_user:
     description:
       - User name to act as. Can also be set with E(K8S_AUTH_IMPERSONATE_USER).
@@ -79,7 +103,7 @@ options:
     type: list
     elements: str
 notes:
-  - Secrets (O(api_key), O(password)) are never logged or returned.
+  - Secrets (O(api_key), O(password), the proxy credentials) are never logged or returned.
 requirements:
   - python >= 3.9
   - kubernetes (the Python client) >= 31.0.0

@@ -35,6 +35,12 @@ AUTH_ARG_SPEC = {
     'client_key': {'type': 'path', 'aliases': ['key_file'], 'no_log': False, 'fallback': _env('KEY_FILE')},
     'proxy': {'type': 'str', 'fallback': _env('PROXY')},
     'no_proxy': {'type': 'str', 'fallback': _env('NO_PROXY')},
+    'proxy_headers': {'type': 'dict', 'options': {
+        'proxy_basic_auth': {'type': 'str', 'no_log': True, 'fallback': _env('PROXY_HEADERS_PROXY_BASIC_AUTH')},
+        'basic_auth': {'type': 'str', 'no_log': True, 'fallback': _env('PROXY_HEADERS_BASIC_AUTH')},
+        'user_agent': {'type': 'str', 'fallback': _env('PROXY_HEADERS_USER_AGENT')},
+    }},
+    'persist_config': {'type': 'bool', 'fallback': _env('PERSIST_CONFIG')},
     'impersonate_user': {'type': 'str', 'fallback': _env('IMPERSONATE_USER')},
     'impersonate_groups': {'type': 'list', 'elements': 'str', 'fallback': _env('IMPERSONATE_GROUPS')},
 }

@@ -116,7 +116,7 @@ def configuration_from_params(params):
                 raise ConfigError('kubeconfig %s does not exist' % kubeconfig)
             kube_config.load_kube_config(config_file=os.path.expanduser(kubeconfig) if kubeconfig else None,
                                          context=params.get('context'), client_configuration=cfg,
-                                         persist_config=False)
+                                         persist_config=bool(params.get('persist_config')))
         elif not params.get('host'):
             kube_config.load_incluster_config(client_configuration=cfg)
     except (kube_config.ConfigException, TypeError, ValueError, AttributeError, KeyError, OSError) as exc:
@@ -149,6 +149,9 @@ def _apply_explicit_options(cfg, params):
         cfg.refresh_api_key_hook = None
     if params.get('validate_certs') is not None:
         cfg.verify_ssl = params['validate_certs']
+    proxy_headers = dict((k, v) for k, v in (params.get('proxy_headers') or {}).items() if v)
+    if proxy_headers:
+        cfg.proxy_headers = urllib3.util.make_headers(**proxy_headers)
     for option, attribute in (('ca_cert', 'ssl_ca_cert'), ('client_cert', 'cert_file'),
                               ('client_key', 'key_file'), ('proxy', 'proxy'), ('no_proxy', 'no_proxy')):
         if params.get(option):

@@ -172,6 +172,27 @@ def test_explicit_options_override(tmp_path):
     assert client.auth_headers(cfg)['authorization'] == 'Bearer tok'
 
 
+def test_proxy_headers_like_kubernetes_core():
+    cfg = client.configuration_from_params({
+        'host': 'https://h', 'proxy': 'http://proxy:3128',
+        'proxy_headers': {'proxy_basic_auth': 'pu:pp', 'basic_auth': None, 'user_agent': 'ansible'}})
+    assert cfg.proxy_headers == {'proxy-authorization': 'Basic cHU6cHA=', 'user-agent': 'ansible'}
+
+
+def test_persist_config_is_passed_to_the_kubeconfig_loader(tmp_path, monkeypatch):
+    path = tmp_path / 'config'
+    path.write_text(json.dumps(KUBECONFIG))
+    seen = []
+
+    def loader(**kwargs):
+        seen.append(kwargs['persist_config'])
+        kwargs['client_configuration'].host = 'https://one.example:6443'
+    monkeypatch.setattr(client.kube_config, 'load_kube_config', loader)
+    client.configuration_from_params({'kubeconfig': str(path), 'persist_config': True})
+    client.configuration_from_params({'kubeconfig': str(path)})
+    assert seen == [True, False]
+
+
 def test_basic_auth():
     cfg = client.configuration_from_params({'host': 'https://h', 'username': 'u', 'password': 'p'})
     assert client.auth_headers(cfg)['authorization'] == 'Basic dTpw'
