@@ -595,11 +595,14 @@ class Engine(object):
         before_pod = plan.pod
         after_pod = run.pod if run.pod is not None else before_pod
         acted = run.written or run.status == RESUMED
-        if self.watcher is not None and acted:
+        # A pod whose spec was already set and that this run waited for (converged) is reported as
+        # it is after the wait, like a pod this run wrote.
+        observed = acted or run.status == CONVERGED
+        if self.watcher is not None and observed:
             after_pod = self.watcher.get(plan.name) or after_pod
         result = podstate.pod_summary(before_pod)
         after = podstate.pod_summary(after_pod)
-        ran = run.status not in (WOULD_UPDATE, REFUSED) and acted
+        ran = run.status not in (WOULD_UPDATE, REFUSED) and observed
         result.update({
             'action': plan.action,
             'status': run.status,

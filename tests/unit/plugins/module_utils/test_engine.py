@@ -228,6 +228,21 @@ def test_resume_waits_without_writing():
     assert writes(cluster) == []
 
 
+def test_a_pending_pod_is_reported_as_it_is_after_the_wait(monkeypatch):
+    cluster = FakeCluster(pods(1), kubelet=False)
+    spec_of(cluster.pods['web-0'], 'app')['image'] = NEW     # written by an earlier run, kubelet not done
+    waited = FakeWatcher.wait_for
+
+    def kubelet_acts_during_the_wait(self, name, done, failed=None, timeout=300):
+        cluster.run_kubelet(name)
+        return waited(self, name, done, failed, timeout)
+    monkeypatch.setattr(FakeWatcher, 'wait_for', kubelet_acts_during_the_wait)
+    pod = run(cluster, {'app': NEW})[0]['pods'][0]
+    assert pod['action'] == 'pending' and pod['status'] == 'converged' and not pod['changed']
+    assert pod['containers']['app']['running_image'] == NEW and pod['in_place'] is True
+    assert writes(cluster) == []
+
+
 def test_no_wait_writes_and_returns():
     cluster = FakeCluster(pods(1), kubelet=False)
     result = run(cluster, {'app': NEW}, wait=False)[0]
