@@ -27,27 +27,21 @@ make_venv() {
 }
 
 selected=("$@")
-results=()
-failed=0
-step() {
-  local label=$1; shift
-  local t0=$SECONDS
-  echo "=== matrix: $label"
-  if "$@"; then results+=("PASS  $label ($((SECONDS - t0))s)")
-  else results+=("FAIL  $label ($((SECONDS - t0))s)"); failed=$((failed + 1)); fi
-}
+STAGE_PREFIX="matrix: "
+# shellcheck source=hack/stages.sh
+source "$root/hack/stages.sh"
 
 for row in "${rows[@]}"; do
   IFS='|' read -r name version core <<<"$row"
   if [ ${#selected[@]} -gt 0 ] && [[ " ${selected[*]} " != *" $name "* ]]; then continue; fi
   venv=$cache/venv-$name
-  step "$name venv" make_venv "$venv" "$version" "$core"
+  stage "$name venv" make_venv "$venv" "$version" "$core"
   if [[ ${results[-1]} == FAIL* ]]; then
     results+=("FAIL  $name sanity (no venv)" "FAIL  $name units (no venv)"); failed=$((failed + 2))
     continue
   fi
-  step "$name sanity" env VENV="$venv" "$root/hack/sanity.sh"
-  step "$name units" env VENV="$venv" "$root/hack/units.sh"
+  stage "$name sanity" env VENV="$venv" "$root/hack/sanity.sh"
+  stage "$name units" env VENV="$venv" "$root/hack/units.sh"
 done
 
 if [ ${#results[@]} -eq 0 ]; then

@@ -6,15 +6,8 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
 export CACHE=${CACHE:-$root/.cache} CLUSTERDIR=${CLUSTERDIR:-$root/.cluster}
-results=()
-failed=0
-stage() {
-  local name=$1; shift
-  local t0=$SECONDS
-  echo "=== $name"
-  if "$@"; then results+=("PASS  $name ($((SECONDS - t0))s)")
-  else results+=("FAIL  $name ($((SECONDS - t0))s)"); failed=$((failed + 1)); fi
-}
+# shellcheck source=hack/stages.sh
+source "$root/hack/stages.sh"
 trap 'hack/cluster.sh down >/dev/null 2>&1 || true' EXIT
 
 stage "sanity" hack/sanity.sh
