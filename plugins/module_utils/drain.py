@@ -46,8 +46,11 @@ def gate_patch(gate, ready, reason=None, message=None, now=None):
     return {'status': {'conditions': [item]}}
 
 
-def set_gate(kube, pod, gate, ready, reason=None, message=None):
-    """Set the gate condition on the pod; the pod after the write."""
-    return kube.patch_pod(podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name'),
-                          gate_patch(gate, ready, reason, message),
+def set_gate(kube, pod, gate, ready, reason=None, message=None, metadata=None):
+    """Set the gate condition on the pod; the pod after the write. ``metadata`` (record.metadata_patch)
+    goes in the same write: pods/status accepts annotations, so a state record costs no write of its own."""
+    body = gate_patch(gate, ready, reason, message)
+    if metadata:
+        body['metadata'] = metadata
+    return kube.patch_pod(podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name'), body,
                           content_type=STRATEGIC_MERGE_PATCH, subresource='status')

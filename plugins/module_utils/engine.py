@@ -4,9 +4,12 @@
 
 """Bounded-concurrency execution of one ``Operation`` over many pods, with one result shape.
 
-Per pod: plan -> (drain) -> guarded write of the change + state record -> wait (restart, ready)
--> on failure stop or roll back -> finish the record -> (undrain). Everything an operation does
-differently (what it compares, writes and waits for) is a method of its ``Operation``.
+Per pod: plan -> (claim the record + drain, one write) -> guarded write of the change + state
+record -> wait (restart, ready) -> on failure stop or roll back and record it -> (undrain, with the
+record marked done in the same write). Without a readiness gate a success costs exactly one write:
+the record is settled by the pod's own state (Operation.settled). Waiting is watch-driven: no GET
+per pod. Everything an operation does differently (what it compares, writes and waits for) is a
+method of its ``Operation``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -127,6 +130,15 @@ class Operation(object):
         """{container: value} that undoes the change, from the record's before-state."""
         raise NotImplementedError
 
+    def settled(self, pod, rec):
+        """Does the pod show ``rec``'s change complete, spec and status at its target? A settled record
+        counts as done (record module docstring), so success needs no final record write. None: the pod
+        cannot tell (the engine then writes the final state). Default: re-plan the record's target."""
+        target = rec.get('target') if isinstance(rec, dict) else None
+        if not isinstance(target, dict) or not target:
+            return None
+        return planning.plan_pod(pod, target, self.judge).action == planning.UNCHANGED
+
     def steps(self, pod_plan):
         """None (the default): write() makes the whole change. Otherwise groups (lists of ContainerPlan)
         that act() handles after write() has written the record: one group after another, each waited
@@ -181,6 +193,7 @@ class PodRun(object):
         self.write_time = None
         self.rollback = None
         self.claim = None            # the record written to own the pod before draining
+        self.record = None           # the record of the change, once written (or found)
 
     def mark(self, name, since):
         self.timings[name] = round(self.clock() - since, 3)
@@ -275,7 +288,7 @@ class Engine(object):
         run = PodRun(plan, self.clock)
         if plan.action == planning.REFUSED:
             return self._refuse(run)
-        busy = record.pod_holder(plan.pod, self.owner, self.options.force_takeover)
+        busy = self._holder(plan.pod)
         if busy:
             return run.finish(CONFLICT, 'pod %s: %s' % (plan.name, busy))
         resume = self._resumable(plan.pod)
@@ -284,14 +297,13 @@ class Engine(object):
         gate = self._gate_of(plan.pod) if plan.action == planning.UPDATE or resume else None
         rec = None
         try:
-            if gate:
-                self._claim(run)
             if gate and resume:
+                self._claim(run)
                 run.gate = {'type': gate, 'status': 'False', 'restored': False, 'observed_not_ready': True,
                             'resumed': True}
             elif gate:
                 self._drain(run, gate)
-            rec = self._write(run)
+            rec = run.record = self._write(run)
             groups = self.op.steps(run.plan) if run.written else None
             if groups is not None:
                 self._act(run, rec, groups)
@@ -301,7 +313,7 @@ class Engine(object):
                 run.finish(UPDATED if run.written else RESUMED if resume else CONVERGED)
             else:
                 run.finish(WRITTEN if run.written else UNCHANGED)
-            if self.options.wait:
+            if self.options.wait and not gate and self._needs_done_write(run, rec):
                 self._finish_record(run, rec, record.DONE)
         except ConcurrentChange as exc:
             run.finish(CONFLICT, exc.msg)
@@ -327,8 +339,29 @@ class Engine(object):
         return record.claim(rec, self.owner, waits * (o.wait_timeout + o.min_ready_seconds) + o.drain_seconds
                             + NOT_READY_TIMEOUT + OWNER_MARGIN)
 
+    def _settled(self, pod, operation, rec):
+        """Is this record of ``pod`` settled (its change complete)? Only our own operation can tell."""
+        return operation == self.op.name and bool(self.op.settled(pod, rec))
+
+    def _holder(self, pod):
+        """Why another run holds the pod, or None."""
+        return record.pod_holder(pod, self.owner, self.options.force_takeover,
+                                 settled=lambda operation, rec: self._settled(pod, operation, rec))
+
+    def _needs_done_write(self, run, rec):
+        """After a success without a readiness gate: only a record the pod cannot settle needs its
+        final state written (an unfinished one this run found, or an operation that cannot tell)."""
+        return bool(rec) and rec.get('state') in record.ACTIVE and not self._settled(run.pod, self.op.name, rec)
+
+    def _begin(self, pod, fresh, generation=None):
+        """A new in-progress record for the updates of ``fresh``, before-states snapshot from ``pod``."""
+        previous = record.get(pod, self.op.name)
+        snapshots = dict((c.name, self.op.snapshot(podstate.find_container(pod, c.name))) for c in fresh.updates())
+        return record.begin(pod, self.op.name, fresh.desired(), snapshots, generation,
+                            settled=bool(previous) and self._settled(pod, self.op.name, previous))
+
     def _check_owner(self, pod):
-        busy = record.pod_holder(pod, self.owner, self.options.force_takeover)
+        busy = self._holder(pod)
         if busy:
             raise ConcurrentChange('pod %s: %s' % (podstate.meta(pod, 'name'), busy))
 
@@ -344,24 +377,29 @@ class Engine(object):
         self._check_owner(pod)
         return pod, planning.plan_pod(pod, self.op.desired(pod), self.op.judge)
 
-    def _claim(self, run):
-        """Before draining: own the pod's record (a guarded write, so that of two runs one wins), keeping
-        the before-state of an unfinished record. A pod already updated with no unfinished record needs none."""
+    def _claim(self, run, gate=None):
+        """Before draining: own the pod's record, keeping the before-state of an unfinished record, by a
+        guarded write (of two runs one wins). With ``gate`` the same pods/status write sets the gate False
+        (drain), so claiming costs no write of its own. A pod already updated with no unfinished record
+        needs no claim."""
         @retry_conflict(on_retry=lambda _exc: self._reread(run))
         def attempt():
             pod, fresh = self._replan(run)
             previous = record.get(pod, self.op.name)
             if fresh.updates():
-                snapshots = dict((c.name, self.op.snapshot(podstate.find_container(pod, c.name)))
-                                 for c in fresh.updates())
-                rec = record.begin(pod, self.op.name, fresh.desired(), snapshots)
-            elif previous and previous.get('state') in record.ACTIVE:
+                rec = self._begin(pod, fresh)
+            elif previous and previous.get('state') in record.ACTIVE and not self._settled(pod, self.op.name, previous):
                 rec = record.transition(previous, previous['state'])
             else:
-                return
-            run.claim = self._own(rec)
-            run.pod = self.kube.patch_pod(podstate.meta(pod, 'namespace'), run.plan.name,
-                                          record.build_patch(pod, self.op.name, run.claim))
+                rec = None
+            claim = self._own(rec) if rec else None
+            if gate:
+                run.pod = drain.set_gate(self.kube, pod, gate, False, message='in-place update by inplace.k8s',
+                                         metadata=record.metadata_patch(pod, self.op.name, claim) if claim else None)
+            elif claim:
+                run.pod = self.kube.patch_pod(podstate.meta(pod, 'namespace'), run.plan.name,
+                                              record.build_patch(pod, self.op.name, claim))
+            run.claim = claim
         attempt()
 
     def _gate_of(self, pod):
@@ -376,7 +414,7 @@ class Engine(object):
 
     def _drain(self, run, gate):
         since = self.clock()
-        run.pod = drain.set_gate(self.kube, run.pod, gate, False, message='in-place update by inplace.k8s')
+        self._claim(run, gate)
         run.gate = {'type': gate, 'status': 'False', 'restored': False, 'observed_not_ready': False}
         self.watcher.observe(run.pod)
         try:
@@ -401,7 +439,7 @@ class Engine(object):
             return
         since = self.clock()
         try:
-            run.pod = drain.set_gate(self.kube, latest, gate, True)
+            run.pod = self._set_gate_true(run, latest, gate)
             run.gate.update(status='True', restored=True)
             if run.status in FINISHED_OK:
                 run.pod = self.watcher.wait_for(run.plan.name, podstate.is_ready, self._gone(run),
@@ -410,6 +448,24 @@ class Engine(object):
         except (ApiError, WaitTimeout, PodFailure) as exc:
             run.gate['message'] = str(exc)
             self.warn('pod %s: readiness gate %s: %s' % (run.plan.name, gate, exc))
+
+    def _set_gate_true(self, run, latest, gate):
+        """Set the gate True again; after a success the record this run owns is marked done in the same
+        write, guarded by resourceVersion (on a conflict the pod is read again)."""
+        if not (run.status in FINISHED_OK and run.record):
+            return drain.set_gate(self.kube, latest, gate, True)
+        run.pod = latest if podstate.is_newer(latest, run.pod) else run.pod
+
+        @retry_conflict(on_retry=lambda _exc: self._reread(run))
+        def attempt():
+            pod = run.pod
+            current = record.get(pod, self.op.name) or run.record
+            free = not record.holder(current, self.owner, self.options.force_takeover)  # ours, or its run is gone
+            final = (self._own(record.transition(current, record.DONE))
+                     if free and current.get('state') in record.ACTIVE else None)
+            return drain.set_gate(self.kube, pod, gate, True,
+                                  metadata=record.metadata_patch(pod, self.op.name, final) if final else None)
+        return attempt()
 
     def _write(self, run):
         """Write the change with its record; re-read and re-plan on conflict. Returns the record
@@ -427,11 +483,8 @@ class Engine(object):
                                        '(planned from %s, now %s); not overwritten' % (
                                            run.plan.name, ', '.join(c.name for c in fresh.updates()),
                                            _values(run.plan), _values(fresh)))
-            snapshots = dict((c.name, self.op.snapshot(podstate.find_container(pod, c.name)))
-                             for c in fresh.updates())
             generation = podstate.meta(pod, 'generation')
-            rec = self._own(record.begin(pod, self.op.name, fresh.desired(), snapshots,
-                                         None if generation is None else generation + 1),  # the write makes it +1
+            rec = self._own(self._begin(pod, fresh, None if generation is None else generation + 1),  # the write makes it +1
                             len(self.op.steps(fresh) or [None]))
             written = self.op.write(self.kube, pod, fresh, rec)
             rec['generation'] = podstate.meta(written, 'generation')
@@ -541,6 +594,7 @@ class Engine(object):
         def attempt():
             pod = self.kube.get_pod(namespace, name)
             self._check_same_pod(run, pod)
+            self._check_owner(pod)   # another run may have taken over a pod whose change had settled
             back = planning.plan_pod(pod, target, self.op.judge)
             if back.action == planning.REFUSED:
                 raise ConcurrentChange('cannot roll back pod %s: %s' % (name, back.refusal))

@@ -15,6 +15,12 @@ The annotation ``inplace.k8s/state`` holds JSON ``{operation: record}`` so that 
 
 It makes a re-run idempotent (target reached), resumable (an unfinished record keeps the
 before-state of the first attempt) and reversible (rollback restores ``before``).
+
+A successful change is not always marked ``done`` by a write of its own: that would cost one
+more write per pod. An in-progress record whose pod shows its target reached in spec and status
+is *settled* (the operation tells, Operation.settled) and counts as done: it holds nothing and
+its before-state is no longer kept. With a readiness gate the ``done`` state rides on the write
+that sets the gate True again, so it costs nothing either.
 ``build_patch`` is the one place that builds the JSON patch writing it, guarded by a ``test`` on
 metadata.resourceVersion so that a concurrent writer is detected instead of overwritten.
 
@@ -112,11 +118,11 @@ def claim(rec, owner, ttl, now=None):
     return result
 
 
-def holder(rec, owner, force=False, now=None, alive=pid_alive):
+def holder(rec, owner, force=False, now=None, alive=pid_alive, settled=False):
     """The owner (dict) of another run that holds ``rec``, or None when ``owner`` may write it:
-    the record is finished, ours, without owner, expired, taken over with ``force``, or its owner
-    ran on this host and its process is gone or is ours."""
-    if force or not isinstance(rec, dict) or rec.get('state') not in ACTIVE:
+    the record is finished or ``settled`` (its pod shows the target reached), ours, without owner,
+    expired, taken over with ``force``, or its owner ran on this host and its process is gone or is ours."""
+    if force or settled or not isinstance(rec, dict) or rec.get('state') not in ACTIVE:
         return None
     other = rec.get('owner')
     if not isinstance(other, dict) or (other.get('run'), other.get('host')) == (owner.get('run'), owner.get('host')):
@@ -139,10 +145,11 @@ def busy_message(rec, what):
         other.get('host'), other.get('pid'), other.get('started'), what, rec.get('expires'), TAKEOVER_HINT)
 
 
-def pod_holder(pod, owner, force=False, now=None, alive=pid_alive):
-    """Why another run holds this pod (any of its operation records), or None."""
-    for rec in records(pod).values():
-        if holder(rec, owner, force, now, alive):
+def pod_holder(pod, owner, force=False, now=None, alive=pid_alive, settled=None):
+    """Why another run holds this pod (any of its operation records), or None. ``settled(operation,
+    record)``: the pod shows that record's change complete (it then holds nothing)."""
+    for operation, rec in records(pod).items():
+        if holder(rec, owner, force, now, alive, settled=bool(settled and settled(operation, rec))):
             return busy_message(rec, 'pod')
     return None
 
@@ -163,13 +170,14 @@ def get(pod, operation):
     return value if isinstance(value, dict) else None
 
 
-def begin(pod, operation, target, snapshots, generation=None, now=None):
+def begin(pod, operation, target, snapshots, generation=None, now=None, settled=False):
     """A new in-progress record. ``snapshots``: container -> before-state taken from the pod now.
-    An unfinished earlier record keeps its before-state (the last known good one) for its containers."""
+    An unfinished earlier record keeps its before-state (the last known good one) for its containers,
+    unless it is ``settled`` (its pod shows its target reached: it is done)."""
     now = now or timestamp()
     before = dict(snapshots)
     previous = get(pod, operation)
-    if previous and previous.get('state') not in FINISHED:
+    if previous and previous.get('state') not in FINISHED and not settled:
         for name, snap in (previous.get('before') or {}).items():
             if name in before:
                 before[name] = snap
@@ -191,6 +199,14 @@ def encode(pod, operation, record):
     value = records(pod)
     value[operation] = record
     return json.dumps(value, sort_keys=True, separators=(',', ':'))
+
+
+def metadata_patch(pod, operation, record):
+    """The ``metadata`` of a merge patch writing the record, guarded by resourceVersion (the server
+    answers 409 when the pod changed since ``pod`` was read): for writes that are merge patches
+    anyway, such as the readiness gate through pods/status, which may change annotations too."""
+    return {'resourceVersion': podstate.meta(pod, 'resourceVersion'),
+            'annotations': {ANNOTATION: encode(pod, operation, record)}}
 
 
 def pointer(*tokens):

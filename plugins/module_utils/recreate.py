@@ -107,6 +107,11 @@ class RecreateOperation(Operation):
     def judge(self, info, value):
         return plan.verdict(value.action, value.current, restart=value.action == plan.UPDATE, reason=value.reason)
 
+    def settled(self, pod, rec):
+        """A restart leaves nothing in the spec to compare with (its targets are decisions, not values):
+        the engine writes the final state."""
+        return None
+
     def snapshot(self, info):
         snap = super(RecreateOperation, self).snapshot(info)
         snap.update(image=info.spec.get('image'), imageID=info.status.get('imageID'),

@@ -40,15 +40,22 @@ class FakeCluster(object):
     def patch_pod(self, namespace, name, body, content_type=None, subresource=None):
         self.calls.append(('patch', name, subresource))
         pod = self.pods[name]
+        if self.before_write:
+            hook, self.before_write = self.before_write, None
+            hook(self, name)
         if subresource == 'status':
+            # Like the API server: a resourceVersion in a merge patch is a precondition (409), and
+            # pods/status takes annotations too.
+            metadata = body.get('metadata') or {}
+            if metadata.get('resourceVersion') not in (None, pod['metadata']['resourceVersion']):
+                raise ConflictError('Operation cannot be fulfilled on pods "%s": the object has been modified' % name,
+                                    status=409)
+            pod['metadata'].setdefault('annotations', {}).update(metadata.get('annotations') or {})
             for item in body['status']['conditions']:
                 conditions = pod['status']['conditions']
                 conditions[:] = [c for c in conditions if c['type'] != item['type']] + [item]
             self._touch(pod)
         else:
-            if self.before_write:
-                hook, self.before_write = self.before_write, None
-                hook(self, name)
             try:
                 patched = jsonpatch.apply_patch(pod, body)
             except jsonpatch.JsonPatchTestFailed as exc:

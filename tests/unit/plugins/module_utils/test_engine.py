@@ -69,8 +69,12 @@ def test_update_then_idempotent():
     assert (app['restart_count_before'], app['restart_count_after']) == (0, 1)
     assert first['in_place'] is True and first['uid_after'] == 'uid-0'
     assert set(first['timings']) >= {'restart', 'ready', 'total'}
+    # One write per pod: image + record. The record stays in-progress and is settled by the pod itself.
+    assert sorted(c[1] for c in writes(cluster)) == ['web-0', 'web-1', 'web-2']
+    assert not [c for c in cluster.calls if c[0] == 'get']   # watch-driven: no GET per pod
     rec = record.get(cluster.pods['web-0'], 'image')
-    assert rec['state'] == 'done' and rec['before']['app']['image'] == 'registry.example/app:1.0'
+    assert rec['state'] == 'in-progress' and rec['before']['app']['image'] == 'registry.example/app:1.0'
+    assert ImageOperation({'app': NEW}).settled(cluster.pods['web-0'], rec) is True
     assert rec['before']['app']['containerID'] == 'fake://app-7c1e_0'
     # other containers untouched
     assert status_of(cluster.pods['web-0'], 'metrics')['containerID'] == 'fake://metrics-41aa_0'
@@ -172,16 +176,20 @@ def test_readiness_gate_drain_and_restore():
     seen = []
     original = drain.set_gate
 
-    def spy(kube, pod, gate, ready, reason=None, message=None):
-        seen.append(ready)
-        return original(kube, pod, gate, ready, reason, message)
+    def spy(kube, pod, gate, ready, reason=None, message=None, metadata=None):
+        seen.append((ready, record.records({'metadata': metadata}).get('image', {}).get('state')
+                     if metadata else None))
+        return original(kube, pod, gate, ready, reason, message, metadata)
     drain.set_gate = spy
     try:
         result = run(cluster, {'app': NEW}, readiness_gate=GATE, drain_seconds=3)[0]
     finally:
         drain.set_gate = original
     pod = result['pods'][0]
-    assert seen == [False, True]
+    # Three writes: claim + gate False, image + record, gate True + record done.
+    assert seen == [(False, 'in-progress'), (True, 'done')]
+    assert [c[2] for c in cluster.calls if c[0] == 'patch'] == ['status', None, 'status']
+    assert record.get(cluster.pods['web-0'], 'image')['state'] == 'done'
     assert pod['readiness_gate'] == {'type': GATE, 'status': 'True', 'restored': True, 'observed_not_ready': True}
     assert 'drain' in pod['timings'] and 'undrain' in pod['timings']
     assert drain.gate_status(cluster.pods['web-0'], GATE) == 'True'
@@ -396,3 +404,26 @@ def test_records_carry_owner_and_expiry():
     runner.run([copy.deepcopy(cluster.pods['web-0'])])
     rec = record.get(cluster.pods['web-0'], 'image')
     assert rec['owner'] == owner and record.parse_timestamp(rec['expires']) is not None
+
+
+def test_a_settled_record_of_another_live_run_holds_nothing():
+    """Run 1 (another host, still within its expiry) wrote 2.0 and the pod runs it: its in-progress
+    record is settled, so run 2 may change the pod at once, and its before-state is 2.0, not 1.0."""
+    other = {'run': 'other', 'host': 'elsewhere', 'pid': 1, 'started': 'T0'}
+    cluster = FakeCluster([killed_after_write(pods(1)[0], other)])
+    cluster.run_kubelet('web-0')
+    podstate.condition(cluster.pods['web-0'], GATE).update(status='True', reason=None)
+    held = record.get(cluster.pods['web-0'], 'image')
+    assert held['state'] == 'in-progress' and ImageOperation({'app': NEW}).settled(cluster.pods['web-0'], held)
+    result = run(cluster, {'app': 'registry.example/app:3.0'})[0]
+    assert result['pods'][0]['status'] == 'updated'
+    rec = record.get(cluster.pods['web-0'], 'image')
+    assert rec['target'] == {'app': 'registry.example/app:3.0'} and rec['before']['app']['image'] == NEW
+
+
+def test_an_unsettled_record_of_another_live_run_still_holds():
+    other = {'run': 'other', 'host': 'elsewhere', 'pid': 1, 'started': 'T0'}
+    cluster = FakeCluster([killed_after_write(pods(1)[0], other)], kubelet=False)
+    podstate.condition(cluster.pods['web-0'], GATE).update(status='True', reason=None)
+    result = run(cluster, {'app': 'registry.example/app:3.0'})[0]
+    assert result['pods'][0]['status'] == 'conflict' and writes(cluster) == []

@@ -148,3 +148,23 @@ def test_new_owner():
     owner = record.new_owner(pid=5)
     assert owner['pid'] == 5 and len(owner['run']) == 32 and owner['host'] and owner['started'].endswith('Z')
     assert record.new_owner('run-1')['run'] == 'run-1'
+
+
+def test_a_settled_record_holds_nothing(web_pod):
+    other = {'run': 'other', 'host': 'elsewhere', 'pid': 1, 'started': 'T0'}
+    rec = record.claim(record.begin(web_pod, 'image', {'app': 'registry.example/app:2.0'}, SNAP), other, 600)
+    me = record.new_owner()
+    assert record.holder(rec, me) == other
+    assert record.holder(rec, me, settled=True) is None
+    web_pod['metadata'].setdefault('annotations', {})[record.ANNOTATION] = record.encode(web_pod, 'image', rec)
+    assert 'another run' in record.pod_holder(web_pod, me)
+    assert record.pod_holder(web_pod, me, settled=lambda operation, r: operation == 'image') is None
+    assert 'another run' in record.pod_holder(web_pod, me, settled=lambda operation, r: operation == 'resize')
+
+
+def test_metadata_patch_is_guarded_and_keeps_other_records(web_pod):
+    web_pod['metadata'].setdefault('annotations', {})[record.ANNOTATION] = json.dumps({'resize': {'state': 'done'}})
+    patch = record.metadata_patch(web_pod, 'image', {'state': 'done'})
+    assert patch['resourceVersion'] == web_pod['metadata']['resourceVersion']
+    assert json.loads(patch['annotations'][record.ANNOTATION]) == {'resize': {'state': 'done'},
+                                                                   'image': {'state': 'done'}}

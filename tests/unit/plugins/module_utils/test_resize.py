@@ -248,7 +248,8 @@ def test_resize_writes_record_first_then_the_subresource():
     cluster = ResizeCluster(pods(1))
     result = run(cluster, CPU_UP)
     pod = cluster.pods['web-0']
-    assert [c[2] for c in cluster.calls if c[0] == 'patch'] == [None, 'resize', None]  # record, resize, done
+    # record, resize; no final write: the record is settled by the pod's spec and status
+    assert [c[2] for c in cluster.calls if c[0] == 'patch'] == [None, 'resize']
     assert spec_of(pod, 'app')['resources']['requests']['cpu'] == '500m'
     item = result['pods'][0]
     assert item['status'] == 'updated' and item['in_place']
@@ -257,7 +258,8 @@ def test_resize_writes_record_first_then_the_subresource():
     assert app['requests_after'] == {'cpu': '500m', 'memory': '64Mi'}
     assert app['restarted'] is False and app['method'] == 'pods/resize'
     rec = record.get(pod, 'resize')
-    assert rec['state'] == record.DONE and rec['before']['app']['resources']['requests']['cpu'] == '50m'
+    assert rec['state'] == record.IN_PROGRESS and rec['before']['app']['resources']['requests']['cpu'] == '50m'
+    assert resize.ResizeOperation(CPU_UP).settled(pod, rec) is True
     assert result['diff']['after']['web-0']['app']['limits'] == {'cpu': '1', 'memory': '128Mi'}
 
 
