@@ -7,6 +7,7 @@ CACHE      ?= $(CURDIR)/.cache
 CLUSTERDIR ?= $(CURDIR)/.cluster
 NODES      ?= 3
 PODS       ?= 10
+REPEAT     ?= 1
 CLUSTER_BIN := $(CACHE)/bin/cluster
 PYTHON     ?= $(shell hack/find-python.sh)
 VENV       := $(CACHE)/venv
@@ -20,7 +21,7 @@ help:
 	@echo "make test            sanity + unit + cluster + integration tests (what CI runs)"
 	@echo "make cluster-up      start the local Kubernetes (kubeconfig: .cluster/kubeconfig)"
 	@echo "make cluster-down    stop it; make cluster-status shows it"
-	@echo "make bench PODS=10,100  benchmarks on the local cluster"
+	@echo "make bench PODS=10,100 REPEAT=1  benchmarks on the local cluster"
 
 venv: $(VENV)/.done
 $(VENV)/.done: requirements.txt requirements-dev.txt requirements-test.txt hack/venv.sh
@@ -57,7 +58,7 @@ demo: venv
 	hack/demo.sh
 
 bench: venv
-	hack/bench.sh "$(PODS)"
+	REPEAT=$(REPEAT) hack/bench.sh "$(PODS)"
 
 clean: cluster-down
 	rm -rf $(CACHE) $(CLUSTERDIR)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Benchmarks of in-place rollouts on the local cluster (tests/bench): prints a table and the targets,
-# writes bench/results.json. Usage: hack/bench.sh [PODS], PODS a comma-separated list (default 10).
-# Starts the local cluster if it is not up, and then stops it at the end. Exits non-zero only when the
+# writes bench/results.json. Usage: [REPEAT=n] [SCENARIOS=a,b] hack/bench.sh [PODS], PODS a comma-separated
+# list (default 10), REPEAT runs per scenario (default 1; the median is reported with the range).
+# Starts the local cluster if it is not up, with enough pod slots for the largest N (NODE_MAX_PODS), and
+# then stops it at the end; a running cluster with too few slots is refused with the command that fixes it. Exits non-zero only when the
 # benchmark itself breaks (a scenario could not be measured), never because a target was missed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -9,6 +11,8 @@ cache=${CACHE:-$root/.cache}
 venv=$cache/venv
 kubeconfig=${CLUSTERDIR:-$root/.cluster}/kubeconfig
 pods=${1:-10}
+repeat=${REPEAT:-1}
+largest=$(tr ',' '\n' <<<"$pods" | sort -n | tail -1)
 
 cluster_answers() {
   [ -f "$kubeconfig" ] && "$venv/bin/python" - "$kubeconfig" <<'PY' >/dev/null 2>&1
@@ -21,7 +25,11 @@ PY
 
 started=0
 if ! cluster_answers; then
-  echo "bench: starting the local cluster"
+  # The largest workload plus the native Deployment's 25% surge, over the nodes, with room to spare.
+  nodes=${NODES:-3}
+  slots=$(( (largest + (largest + 3) / 4 + 40 + nodes - 1) / nodes ))
+  export NODE_MAX_PODS=${NODE_MAX_PODS:-$(( slots > 110 ? slots : 110 ))}
+  echo "bench: starting the local cluster ($nodes nodes, max $NODE_MAX_PODS pods each)"
   "$root/hack/cluster.sh" up
   started=1
 fi
@@ -39,4 +47,4 @@ ln -sfn "$root" "$collections/ansible_collections/inplace/k8s"
 
 PYTHONPATH=$collections:$root/tests/bench "$venv/bin/python" "$root/tests/bench/run.py" \
   --pods "$pods" --kubeconfig "$kubeconfig" --hook "$root/tests/bench/hook" --collections "$collections" \
-  --out "$root/bench/results.json" --work "$work"
+  --out "$root/bench/results.json" --work "$work" --repeat "$repeat" ${SCENARIOS:+--scenarios "$SCENARIOS"}

@@ -4,9 +4,10 @@
 
 """Connection to the API server: auth options -> configuration, JSON requests, typed errors, retries.
 
-The kubernetes client loads kubeconfig / in-cluster credentials and builds the TLS/proxy connection
-pool; requests are sent as plain JSON so that every patch type and subresource (pods/status,
-pods/resize) and watch streams work the same on every client version, without model objects.
+kubeconfig.py loads the kubeconfig / in-cluster credentials and builds the TLS/proxy connection pool
+without importing the kubernetes package (only exec / auth-provider credentials and pods/exec need it);
+requests are sent as plain JSON so that every patch type and subresource (pods/status, pods/resize)
+and watch streams work the same on every client version, without model objects.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,26 +15,31 @@ __metaclass__ = type
 
 import functools
 import json
-import os
 import random
 import time
 
+from importlib.util import find_spec
 from urllib.parse import quote, urlencode
 
 try:
     import urllib3
-    from kubernetes import config as kube_config
-    from kubernetes.client import ApiClient, Configuration
-    from kubernetes.client.rest import RESTClientObject
-    HAS_KUBERNETES = True
-    KUBERNETES_IMPORT_ERROR = None
+    URLLIB3_IMPORT_ERROR = None
 except ImportError as exc:  # pragma: no cover - exercised by the sanity import test
-    HAS_KUBERNETES = False
-    KUBERNETES_IMPORT_ERROR = exc
+    URLLIB3_IMPORT_ERROR = exc
 
+from ansible_collections.inplace.k8s.plugins.module_utils import kubeconfig
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
     ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
 )
+
+# The kubernetes package is a requirement, but it is imported only where it is needed (kubeconfig.py):
+# finding it is enough here.
+if URLLIB3_IMPORT_ERROR is not None:
+    HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR = False, URLLIB3_IMPORT_ERROR
+elif find_spec('kubernetes') is None:
+    HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR = False, ImportError("No module named 'kubernetes'")
+else:
+    HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR = True, None
 
 JSON_PATCH = 'application/json-patch+json'
 MERGE_PATCH = 'application/merge-patch+json'
@@ -43,6 +49,7 @@ PATCH_NOT_APPLIED = 'the server rejected our request due to an error in our requ
 TRANSIENT_STATUSES = frozenset([429, 500, 502, 503, 504])
 REQUEST_TIMEOUT = (10, 60)  # connect, read (seconds)
 LIST_PAGE_SIZE = 500
+MAX_CONNECTIONS = 16
 
 
 # --------------------------------------------------------------------------- retries
@@ -89,85 +96,19 @@ def retry_conflict(attempts=5, on_retry=None):
 
 # --------------------------------------------------------------------------- configuration
 
-def _default_kubeconfig():
-    path = os.environ.get('KUBECONFIG') or '~/.kube/config'
-    return any(os.path.exists(os.path.expanduser(p)) for p in path.split(os.pathsep) if p)
-
-
 def configuration_from_params(params):
-    """A kubernetes ``Configuration`` from the auth options (see args.AUTH_ARG_SPEC).
-
-    Order: an explicit kubeconfig (path or dict) or context; else, without ``host``, the default
-    kubeconfig, else the in-cluster service account; then explicit options override.
-    """
+    """kubeconfig.ConnectionSettings from the auth options (see args.AUTH_ARG_SPEC and
+    kubeconfig.settings_from_params)."""
     if not HAS_KUBERNETES:
         raise ConfigError('the kubernetes Python client is required: %s' % KUBERNETES_IMPORT_ERROR)
-    cfg = Configuration()
-    kubeconfig = params.get('kubeconfig')
-    if kubeconfig is not None and not isinstance(kubeconfig, (dict, str)):
-        raise ConfigError('kubeconfig must be a file path or a dict (the parsed kubeconfig), not %s'
-                          % type(kubeconfig).__name__)
-    try:
-        if isinstance(kubeconfig, dict):
-            kube_config.load_kube_config_from_dict(kubeconfig, context=params.get('context'),
-                                                   client_configuration=cfg, persist_config=False)
-        elif kubeconfig or params.get('context') or (not params.get('host') and _default_kubeconfig()):
-            if kubeconfig and not os.path.exists(os.path.expanduser(kubeconfig)):
-                raise ConfigError('kubeconfig %s does not exist' % kubeconfig)
-            kube_config.load_kube_config(config_file=os.path.expanduser(kubeconfig) if kubeconfig else None,
-                                         context=params.get('context'), client_configuration=cfg,
-                                         persist_config=bool(params.get('persist_config')))
-        elif not params.get('host'):
-            kube_config.load_incluster_config(client_configuration=cfg)
-    except (kube_config.ConfigException, TypeError, ValueError, AttributeError, KeyError, OSError) as exc:
-        # Name the source, never its content (a kubeconfig holds tokens and keys).
-        source = 'the kubeconfig dict' if isinstance(kubeconfig, dict) else 'kubeconfig %s' % (
-            kubeconfig or 'from K8S_AUTH_KUBECONFIG/KUBECONFIG/~/.kube/config')
-        raise ConfigError('cannot load the Kubernetes configuration from %s (%s: %s); give a valid '
-                          'kubeconfig file, or host with api_key or client_cert/client_key'
-                          % (source, type(exc).__name__, exc))
-    _apply_explicit_options(cfg, params)
-    if not cfg.host or cfg.host == 'http://localhost':
-        if not (params.get('host') or kubeconfig):
-            raise ConfigError('no Kubernetes API server: set kubeconfig, host or K8S_AUTH_* variables')
-    return cfg
-
-
-def _apply_explicit_options(cfg, params):
-    if params.get('host'):
-        cfg.host = params['host']
-    header = None
-    if params.get('api_key'):
-        header = 'Bearer %s' % params['api_key']
-    elif params.get('username') and params.get('password'):
-        header = urllib3.util.make_headers(basic_auth='%s:%s' % (params['username'], params['password']))['authorization']
-    if header:
-        # Client versions differ in the key they read (BearerToken or authorization): set both, and
-        # drop a kubeconfig refresh hook that would put its own token back.
-        cfg.api_key = {'BearerToken': header, 'authorization': header}
-        cfg.api_key_prefix = {}
-        cfg.refresh_api_key_hook = None
-    if params.get('validate_certs') is not None:
-        cfg.verify_ssl = params['validate_certs']
-    proxy_headers = dict((k, v) for k, v in (params.get('proxy_headers') or {}).items() if v)
-    if proxy_headers:
-        cfg.proxy_headers = urllib3.util.make_headers(**proxy_headers)
-    for option, attribute in (('ca_cert', 'ssl_ca_cert'), ('client_cert', 'cert_file'),
-                              ('client_key', 'key_file'), ('proxy', 'proxy'), ('no_proxy', 'no_proxy')):
-        if params.get(option):
-            setattr(cfg, attribute, params[option])
+    return kubeconfig.settings_from_params(params)
 
 
 # --------------------------------------------------------------------------- the client
 
 def auth_headers(cfg):
-    """The authentication header(s) of a configuration (refreshing expiring tokens), as the
-    kubernetes client itself would send them."""
-    headers = {}
-    for setting in cfg.auth_settings().values():
-        if setting.get('in') == 'header' and setting.get('value'):
-            headers[setting['key']] = setting['value']
-    return headers
+    """The authentication header(s) of a configuration (refreshing expiring tokens)."""
+    return cfg.auth_headers()
 
 
 def _error_from_response(status, body, headers):
@@ -206,10 +147,12 @@ class Kube(object):
     """JSON access to the API server over one connection pool (thread-safe)."""
 
     def __init__(self, cfg, pool_size=10, impersonate_user=None, impersonate_groups=None):
-        cfg.connection_pool_maxsize = max(pool_size, 4) + 2  # workers + the watches
+        # Workers share at most MAX_CONNECTIONS connections (+2 for the watches), waiting for a free one:
+        # 100 workers would otherwise open up to 100 TLS connections, each a handshake on both sides.
+        cfg.connection_pool_maxsize = min(max(pool_size, 4), MAX_CONNECTIONS) + 2
         self.host = cfg.host.rstrip('/')
         self._cfg = cfg
-        self._pool = RESTClientObject(cfg).pool_manager
+        self._pool = cfg.pool_manager()
         self._headers = {'Accept': 'application/json', 'User-Agent': 'inplace.k8s'}
         if impersonate_user:
             self._headers['Impersonate-User'] = impersonate_user
@@ -278,7 +221,7 @@ class Kube(object):
     def api_client(self):
         """A kubernetes ``ApiClient`` with the same configuration and impersonation, for what needs the
         client's own machinery (pods/exec over a websocket)."""
-        api = ApiClient(self._cfg)
+        api = kubeconfig.kubernetes('client').ApiClient(self._cfg.kubernetes_configuration())
         for key, value in self._headers.items():
             if key.startswith('Impersonate-'):
                 api.set_default_header(key, value)

@@ -21,14 +21,6 @@ import re
 import time
 from collections import namedtuple
 
-try:
-    from kubernetes.client import CoreV1Api
-    from kubernetes.client.rest import ApiException
-    from kubernetes.stream import stream as kube_stream
-    from kubernetes.stream.ws_client import ERROR_CHANNEL
-except ImportError:  # pragma: no cover - client.HAS_KUBERNETES reports it
-    pass
-
 from ansible_collections.inplace.k8s.plugins.module_utils import podstate, restart
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import PodFailure, ValidationError
 
@@ -151,6 +143,11 @@ def handshake_error(text):
 
 def run_exec(kube, namespace, name, container, command, timeout=EXEC_TIMEOUT):
     """Run ``command`` in the container over pods/exec; an ExecResult (no exception for exec errors)."""
+    # The kubernetes package's websocket machinery, imported here only: it costs a third of a second.
+    from kubernetes.client import CoreV1Api
+    from kubernetes.client.rest import ApiException
+    from kubernetes.stream import stream as kube_stream
+    from kubernetes.stream.ws_client import ERROR_CHANNEL
     api = CoreV1Api(kube.api_client())
     try:
         session = kube_stream(api.connect_get_namespaced_pod_exec, name, namespace, container=container,

@@ -122,30 +122,83 @@ def startup_seconds(trace):
 
 # --------------------------------------------------------------------------- kubelet floor
 
-def image_writes(trace):
-    """{pod name: (pid, time)} of the first PATCH of each pod itself (no subresource): the image write."""
+def first_writes(trace):
+    """{pod name: (pid, time)} of the first write to each pod or its subresources (the image PATCH, or
+    the readiness gate set False when the pod is drained first): where the pod's kubelet work starts."""
     first = {}
     for request in sorted((r for r in trace if r.get('event') == 'request'), key=lambda r: r['t']):
-        verb, resource, subresource, name = classify(request)
-        if verb == 'PATCH' and resource == 'pods' and not subresource and name not in first:
+        verb, resource, _subresource, name = classify(request)
+        if verb in WRITE_VERBS and resource == 'pods' and name and name not in first:
             first[name] = (request['pid'], request['t'])
     return first
 
 
 def batch_floors(trace, ready_times):
-    """Per batch (the pods one module process wrote), in order: the slowest pod's time from its
-    image write to its containers ready, as the kubelet reports them (1 s resolution)."""
+    """Per batch (the pods one module process wrote), in order: the slowest pod's time from its first
+    write to its final readiness as the kubelet reports it (1 s resolution). With a drain this spans
+    the kubelet's three reactions: NotReady after the gate, the new container, Ready after the gate."""
     batches = collections.OrderedDict()
-    for name, (pid, written) in sorted(image_writes(trace).items(), key=lambda item: item[1][1]):
+    for name, (pid, written) in sorted(first_writes(trace).items(), key=lambda item: item[1][1]):
         if name in ready_times:
             batches.setdefault(pid, []).append(max(0.0, ready_times[name] - written))
     return [round(max(values), 2) for values in batches.values()]
 
 
-def overhead(wall, floors):
-    """{'floor', 'overhead', 'per_batch', 'ratio'}: wall time above the sum of the batch floors."""
+def window_floors(trace, ready_times, window):
+    """The floor of a sliding window of ``window`` pods in flight, as ceil(N / window) waves: the pods'
+    kubelet times (first write to ready) divided among the waves, i.e. their sum over the window, the
+    time the kubelets need with the window always full."""
+    times = [max(0.0, ready_times[name] - written) for name, (_pid, written) in first_writes(trace).items()
+             if name in ready_times]
+    if not times:
+        return []
+    waves = -(-len(times) // window)
+    return [round(sum(times) / window / waves, 2)] * waves
+
+
+def outside_modules(trace, wall):
+    """Seconds of the playbook's wall time spent outside our module processes (Ansible's own start-up,
+    task handling and exit): wall minus the time at least one of our processes was running."""
+    spans = sorted((p['start'], p['exit'] or p['last']) for p in processes(trace).values() if p['first'] is not None)
+    inside, end = 0.0, None
+    for start, stop in spans:
+        if end is None or start > end:
+            inside += stop - start
+            end = stop
+        elif stop > end:
+            inside += stop - end
+            end = stop
+    return round(max(0.0, wall - inside), 2)
+
+
+def overhead(wall, floors, outside=None):
+    """{'floor', 'overhead', 'per_batch', 'ratio'} of the wall time above the sum of the batch floors, and
+    the same within our modules (``outside``: seconds Ansible spent outside them)."""
     floor = sum(floors)
     above = wall - floor
-    return {'floor': round(floor, 2), 'overhead': round(above, 2),
-            'per_batch': round(above / len(floors), 2) if floors else None,
-            'ratio': round(above / floor, 3) if floor else None}
+    result = {'floor': round(floor, 2), 'overhead': round(above, 2),
+              'per_batch': round(above / len(floors), 2) if floors else None,
+              'ratio': round(above / floor, 3) if floor else None}
+    if outside is not None and floors:
+        result.update(outside_modules=outside,
+                      modules_per_batch=round((above - outside) / len(floors), 2))
+    return result
+
+
+# --------------------------------------------------------------------------- repeats
+
+def aggregate(runs):
+    """One row from the repeated runs of a scenario: the run with the median wall time, and the spread
+    of the wall time over the runs (``wall_runs``, ``wall_min``, ``wall_max``, ``wall_stdev``)."""
+    good = [r for r in runs if 'error' not in r and r.get('wall') is not None]
+    if not good:
+        return runs[-1]
+    ordered = sorted(good, key=lambda r: r['wall'])
+    row = dict(ordered[(len(ordered) - 1) // 2])
+    walls = [r['wall'] for r in good]
+    row.update(repeats=len(runs), wall_runs=walls, wall_min=min(walls), wall_max=max(walls),
+               wall_stdev=round(statistics.stdev(walls), 2) if len(walls) > 1 else 0.0)
+    errors = [r['error'] for r in runs if 'error' in r]
+    if errors:
+        row['errors_in_repeats'] = errors
+    return row

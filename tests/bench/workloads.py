@@ -108,8 +108,9 @@ class Cluster(object):
         return len(self.core.list_namespaced_event(namespace, field_selector='reason=Scheduled').items)
 
     def ready_times(self, namespace):
-        """{pod name: epoch seconds} at which its containers last became ready (the later of the app
-        container's startedAt and the ContainersReady condition; the kubelet's 1 s resolution)."""
+        """{pod name: epoch seconds} at which it last became ready (the latest of the app container's
+        startedAt and the ContainersReady and Ready conditions, so a readiness gate counts; the
+        kubelet's 1 s resolution)."""
         times = {}
         for pod in self.pods(namespace):
             moments = []
@@ -117,11 +118,19 @@ class Cluster(object):
                 if status.name == CONTAINER and status.state.running is not None:
                     moments.append(status.state.running.started_at.timestamp())
             for cond in pod.status.conditions or []:
-                if cond.type == 'ContainersReady' and cond.status == 'True' and cond.last_transition_time:
+                if cond.type in ('ContainersReady', 'Ready') and cond.status == 'True' and cond.last_transition_time:
                     moments.append(cond.last_transition_time.timestamp())
             if moments:
                 times[pod.metadata.name] = max(moments)
         return times
+
+    def pod_slots(self):
+        """(pods the nodes can hold, pods running now) over the schedulable nodes."""
+        nodes = [n for n in self.core.list_node().items if not n.spec.unschedulable]
+        slots = sum(int(n.status.allocatable.get('pods', '0')) for n in nodes)
+        used = len([p for p in self.core.list_pod_for_all_namespaces(field_selector='status.phase!=Succeeded').items
+                    if p.spec.node_name])
+        return slots, used
 
     # ---- the native rolling update
 

@@ -180,14 +180,16 @@ def test_proxy_headers_like_kubernetes_core():
 
 
 def test_persist_config_is_passed_to_the_kubeconfig_loader(tmp_path, monkeypatch):
+    # Only kubeconfig users with an auth-provider or exec plugin go through the kubernetes loader.
+    from kubernetes import config as kube_config
     path = tmp_path / 'config'
-    path.write_text(json.dumps(KUBECONFIG))
+    path.write_text(json.dumps(dict(KUBECONFIG, users=[{'name': 'u', 'user': {'auth-provider': {'name': 'oidc'}}}])))
     seen = []
 
     def loader(**kwargs):
         seen.append(kwargs['persist_config'])
         kwargs['client_configuration'].host = 'https://one.example:6443'
-    monkeypatch.setattr(client.kube_config, 'load_kube_config', loader)
+    monkeypatch.setattr(kube_config, 'load_kube_config', loader)
     client.configuration_from_params({'kubeconfig': str(path), 'persist_config': True})
     client.configuration_from_params({'kubeconfig': str(path)})
     assert seen == [True, False]

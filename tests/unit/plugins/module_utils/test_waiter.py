@@ -110,3 +110,39 @@ def test_observe_keeps_newest(web_pod):
     assert watcher.get('web-0')['metadata']['resourceVersion'] == '200'
     watcher.observe(version(web_pod, 250))
     assert watcher.get('web-0')['metadata']['resourceVersion'] == '250'
+
+
+def test_an_event_wakes_only_the_waiters_of_its_pod(web_pod):
+    other = version(web_pod, 50)
+    other['metadata']['name'] = 'web-1'
+    kube = StreamingKube([web_pod, other])
+    watcher = waiter.PodWatcher(kube, 'shop', 'app=web').start()
+    checks = {'web-0': 0, 'web-1': 0}
+    done = threading.Event()
+
+    def waiting(name):
+        def check(pod):
+            checks[name] += 1
+            return pod['metadata'].get('labels', {}).get('phase') == 'two'
+        try:
+            watcher.wait_for(name, check, timeout=1)
+        except WaitTimeout:
+            pass
+        if name == 'web-0':
+            done.set()
+    threads = [threading.Thread(target=waiting, args=(n,)) for n in ('web-0', 'web-1')]
+    for thread in threads:
+        thread.start()
+    for rv in range(101, 111):   # ten events of web-0 only
+        changed = version(web_pod, rv)
+        changed['metadata']['labels']['phase'] = 'one'
+        kube.push('MODIFIED', changed)
+    final = version(web_pod, 111)
+    final['metadata']['labels']['phase'] = 'two'
+    kube.push('MODIFIED', final)
+    done.wait(5)
+    watcher.stop()
+    for thread in threads:
+        thread.join(5)
+    assert checks['web-0'] >= 2
+    assert checks['web-1'] <= 3   # first check, stop(), its timeout: never woken by web-0's 11 events

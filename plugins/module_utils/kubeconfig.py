@@ -1,0 +1,566 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Where the API server is and how to reach it, from the auth options (args.AUTH_ARG_SPEC), without the
+kubernetes package: a kubeconfig (a file, several files in KUBECONFIG merged as kubectl merges them, or a
+dict), the in-cluster service account, explicit options on top; then the TLS/proxy connection pool.
+
+Importing the kubernetes package costs about a third of a second of every module's start-up. It is
+imported only where it is needed: users whose credentials come from an ``exec`` plugin or an
+``auth-provider`` (EKS, GKE, OIDC: the kubernetes loader runs them), and pods/exec websockets
+(ConnectionSettings.kubernetes_configuration).
+
+Messages name a kubeconfig by its path and its entries by name, never a value: a kubeconfig holds
+tokens and keys.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import atexit
+import base64
+import binascii
+import ipaddress
+import os
+import tempfile
+import threading
+import time
+
+from urllib.parse import urlsplit
+
+try:
+    import urllib3
+except ImportError:  # pragma: no cover - client.HAS_KUBERNETES reports it
+    urllib3 = None
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import ConfigError
+
+DEFAULT_SOURCE = 'kubeconfig from K8S_AUTH_KUBECONFIG/KUBECONFIG/~/.kube/config'
+IN_CLUSTER_SOURCE = 'the in-cluster service account'
+SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount'
+TOKEN_REFRESH_SECONDS = 60     # bound service account tokens rotate; kubectl re-reads token files each minute
+SOCKS_SCHEMES = frozenset(['socks4', 'socks4a', 'socks5', 'socks5h'])
+SECTIONS = (('clusters', 'cluster'), ('contexts', 'context'), ('users', 'user'))
+
+
+class KubeconfigError(ValueError):
+    """A kubeconfig or service account that cannot be used. The message names files, fields and
+    entries, never a value."""
+
+
+# --------------------------------------------------------------------------- private files
+
+_private_files = []
+
+
+def _remove_private_files():
+    while _private_files:
+        try:
+            os.remove(_private_files.pop())
+        except OSError:
+            pass
+
+
+def private_file(data):
+    """A new file readable by this user only (0600) holding ``data`` (bytes), removed at exit: the
+    ssl module reads client certificates and keys from files only."""
+    if not _private_files:
+        atexit.register(_remove_private_files)
+    handle, path = tempfile.mkstemp(prefix='inplace-k8s-')
+    _private_files.append(path)
+    with os.fdopen(handle, 'wb') as stream:
+        stream.write(data)
+    return path
+
+
+# --------------------------------------------------------------------------- credentials
+
+def bearer(token):
+    return 'Bearer %s' % token
+
+
+def basic_auth(username, password):
+    return 'Basic %s' % base64.b64encode(('%s:%s' % (username, password)).encode('utf-8')).decode('ascii')
+
+
+class TokenFile(object):
+    """The bearer token in a file, read again when the file changes and at least every minute (kubelet
+    rotates projected service account tokens); the last token read stays in use while a read fails.
+    ``token``: the token to use while the file cannot be read (a kubeconfig's ``token`` beside its
+    ``tokenFile``). A file that cannot be read at start and no ``token`` raise KubeconfigError."""
+
+    def __init__(self, path, token=None, clock=time.monotonic):
+        self.path = path
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._token = token
+        self._stamp = self._read_at = None
+        try:
+            self._read()
+        except (OSError, UnicodeError) as exc:
+            if not token:
+                raise KubeconfigError('token file %s: %s' % (path, _reason(exc)))
+        except KubeconfigError:
+            if not token:
+                raise
+
+    def _read(self):
+        self._read_at = self.clock()
+        stat = os.stat(self.path)
+        with open(self.path) as stream:
+            token = stream.read().strip()
+        if not token:
+            raise KubeconfigError('token file %s is empty' % self.path)
+        self._token, self._stamp = token, (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+
+    def _stale(self):
+        if self.clock() - self._read_at >= TOKEN_REFRESH_SECONDS:
+            return True
+        try:
+            stat = os.stat(self.path)
+        except OSError:
+            return False
+        return (stat.st_ino, stat.st_mtime_ns, stat.st_size) != self._stamp
+
+    def __call__(self):
+        """The Authorization header value."""
+        if self._stale():
+            with self._lock:
+                try:
+                    self._read()
+                except (OSError, UnicodeError, KubeconfigError):
+                    pass
+        return bearer(self._token)
+
+
+def _reason(exc):
+    """An OSError's reason without repeating the file name."""
+    return getattr(exc, 'strerror', None) or str(exc)
+
+
+# --------------------------------------------------------------------------- the settings
+
+class ConnectionSettings(object):
+    """The API server (``host``), TLS (verify_ssl, ssl_ca_cert or ca_cert_data, cert_file/key_file,
+    tls_server_name), proxy (proxy, no_proxy, proxy_headers) and ``authorization``: a callable giving
+    the Authorization header value (refreshing expiring tokens), or None. The attribute names are the
+    kubernetes ``Configuration``'s."""
+
+    def __init__(self, host=None):
+        self.host = host
+        self.verify_ssl = True
+        self.ssl_ca_cert = None       # a CA file ...
+        self.ca_cert_data = None      # ... or PEM text (a kubeconfig's certificate-authority-data)
+        self.cert_file = None
+        self.key_file = None
+        self.tls_server_name = None
+        self.proxy = None
+        self.no_proxy = None
+        self.proxy_headers = None
+        self.authorization = None
+        self.connection_pool_maxsize = None
+
+    def auth_headers(self):
+        value = self.authorization() if self.authorization else None
+        return {'authorization': value} if value else {}
+
+    def pool_manager(self):
+        """The urllib3 pool (through the proxy unless no_proxy matches the host)."""
+        args = {'cert_reqs': 'CERT_REQUIRED' if self.verify_ssl else 'CERT_NONE',
+                'ca_certs': self.ssl_ca_cert, 'ca_cert_data': None if self.ssl_ca_cert else self.ca_cert_data,
+                'cert_file': self.cert_file, 'key_file': self.key_file}
+        if self.tls_server_name:
+            args['server_hostname'] = self.tls_server_name
+        if self.connection_pool_maxsize:
+            args.update(maxsize=self.connection_pool_maxsize, block=True)   # wait for a free connection
+        if not self.proxy or bypasses_proxy(self.host, self.no_proxy):
+            return urllib3.PoolManager(**args)
+        if urlsplit(self.proxy).scheme.lower() in SOCKS_SCHEMES:
+            try:
+                from urllib3.contrib.socks import SOCKSProxyManager
+            except ImportError:
+                raise ConfigError('proxy %s: %s' % (self.proxy, missing_required_lib('PySocks')))
+            return SOCKSProxyManager(self.proxy, **args)
+        return urllib3.ProxyManager(self.proxy, proxy_headers=self.proxy_headers, **args)
+
+    def kubernetes_configuration(self):
+        """An equivalent kubernetes ``Configuration`` (imports the kubernetes package), for what needs the
+        client's own machinery: pods/exec over a websocket."""
+        Configuration = kubernetes('client').Configuration
+        cfg = Configuration()
+        cfg.host = self.host
+        cfg.verify_ssl = self.verify_ssl
+        cfg.ssl_ca_cert = self.ssl_ca_cert
+        if not cfg.ssl_ca_cert and self.ca_cert_data:
+            cfg.ssl_ca_cert = private_file(self.ca_cert_data.encode('utf-8'))
+        cfg.cert_file, cfg.key_file, cfg.tls_server_name = self.cert_file, self.key_file, self.tls_server_name
+        cfg.proxy, cfg.no_proxy, cfg.proxy_headers = self.proxy, self.no_proxy, self.proxy_headers
+        if self.connection_pool_maxsize:
+            cfg.connection_pool_maxsize = self.connection_pool_maxsize
+
+        def refresh(configuration):
+            # Client versions differ in the key they read (BearerToken or authorization): set both.
+            value = self.auth_headers().get('authorization')
+            configuration.api_key = {'BearerToken': value, 'authorization': value} if value else {}
+        cfg.api_key_prefix = {}
+        refresh(cfg)
+        cfg.refresh_api_key_hook = refresh
+        return cfg
+
+
+def bypasses_proxy(url, no_proxy):
+    """``url``'s host matches an entry of the comma-separated ``no_proxy``: ``*``, a host name or a domain
+    (``example.com`` and ``.example.com`` match its subdomains too), an IP address or network
+    (``10.0.0.0/8``), optionally with ``:port``."""
+    parts = urlsplit(url or '')
+    host = (parts.hostname or '').lower()
+    if not host:
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    with_port = '%s:%s' % (host, parts.port) if parts.port else None
+    for entry in (e.strip().lower() for e in (no_proxy or '').split(',')):
+        if entry == '*':
+            return True
+        if not entry:
+            continue
+        if address is not None:
+            try:
+                if address in ipaddress.ip_network(entry, strict=False):
+                    return True
+            except ValueError:
+                pass
+        entry = entry.lstrip('.')
+        for name in (host, with_port):
+            if name and (name == entry or name.endswith('.' + entry)):
+                return True
+    return False
+
+
+def _environment_proxy(host, environ):
+    """The proxy the environment sets for ``host``'s scheme (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY; lower
+    case first), and NO_PROXY, as kubectl reads them."""
+    def variable(name):
+        return environ.get(name) or environ.get(name.upper()) or None
+    scheme = urlsplit(host or '').scheme.lower() or 'https'
+    return variable('%s_proxy' % scheme) or variable('all_proxy'), variable('no_proxy')
+
+
+# --------------------------------------------------------------------------- from the auth options
+
+def settings_from_params(params, environ=None):
+    """ConnectionSettings from the auth options (see args.AUTH_ARG_SPEC).
+
+    Order: an explicit kubeconfig (path or dict) or context; else, without ``host``, the default
+    kubeconfig (KUBECONFIG, several files merged, or ~/.kube/config), else the in-cluster service
+    account; then explicit options override, and the environment's proxy applies if none is set.
+    """
+    environ = os.environ if environ is None else environ
+    kubeconfig, context = params.get('kubeconfig'), params.get('context')
+    if kubeconfig is not None and not isinstance(kubeconfig, (dict, str)):
+        raise ConfigError('kubeconfig must be a file path or a dict (the parsed kubeconfig), not %s'
+                          % type(kubeconfig).__name__)
+    if kubeconfig and not isinstance(kubeconfig, dict) and not os.path.exists(os.path.expanduser(kubeconfig)):
+        raise ConfigError('kubeconfig %s does not exist' % kubeconfig)
+    default_paths = default_kubeconfig_paths(environ)
+    if isinstance(kubeconfig, dict):
+        source = 'the kubeconfig dict'
+    elif kubeconfig or context or (not params.get('host') and default_paths):
+        source = 'kubeconfig %s' % kubeconfig if kubeconfig else DEFAULT_SOURCE
+    elif not params.get('host') and in_cluster(environ):
+        source = IN_CLUSTER_SOURCE
+    else:
+        source = None
+    try:
+        if source is None:
+            settings = ConnectionSettings()
+        elif source == IN_CLUSTER_SOURCE:
+            settings = in_cluster_settings(environ)
+        else:
+            settings = settings_from_kubeconfig(_documents(kubeconfig, default_paths, environ), context)
+            if settings is None:    # exec / auth-provider credentials: the kubernetes loader runs them
+                settings = _kubernetes_loader_settings(kubeconfig, context, params.get('persist_config'), source)
+    except (KubeconfigError, TypeError, ValueError, AttributeError, KeyError, OSError) as exc:
+        raise cannot_load(source, exc)
+    apply_explicit_options(settings, params)
+    proxy, no_proxy = _environment_proxy(settings.host, environ)
+    settings.proxy = settings.proxy or proxy
+    settings.no_proxy = settings.no_proxy or no_proxy
+    if not settings.host:
+        raise ConfigError('no Kubernetes API server: set kubeconfig, host or K8S_AUTH_* variables')
+    return settings
+
+
+def _documents(kubeconfig, default_paths, environ):
+    """The kubeconfig(s) to merge: (parsed, base directory of relative paths, label for messages)."""
+    if isinstance(kubeconfig, dict):
+        return [(kubeconfig, None, None)]
+    if kubeconfig:
+        path = os.path.expanduser(kubeconfig)
+        return [(read_kubeconfig(path), os.path.dirname(os.path.abspath(path)), None)]
+    if not default_paths:
+        raise KubeconfigError('no kubeconfig file: %s' % (environ.get('KUBECONFIG') or '~/.kube/config'))
+    return [(read_kubeconfig(p), os.path.dirname(os.path.abspath(p)), p) for p in default_paths]
+
+
+def cannot_load(source, exc):
+    # Name the source, never its content (a kubeconfig holds tokens and keys).
+    return ConfigError('cannot load the Kubernetes configuration from %s (%s: %s); give a valid kubeconfig '
+                       'file, or host with api_key or client_cert/client_key' % (source, type(exc).__name__, exc))
+
+
+def apply_explicit_options(settings, params):
+    if params.get('host'):
+        settings.host = params['host']
+    if params.get('api_key'):
+        header = bearer(params['api_key'])
+        settings.authorization = lambda: header
+    elif params.get('username') and params.get('password'):
+        header = basic_auth(params['username'], params['password'])
+        settings.authorization = lambda: header
+    if params.get('validate_certs') is not None:
+        settings.verify_ssl = params['validate_certs']
+    proxy_headers = dict((k, v) for k, v in (params.get('proxy_headers') or {}).items() if v)
+    if proxy_headers:
+        settings.proxy_headers = urllib3.util.make_headers(**proxy_headers)
+    if params.get('ca_cert'):
+        settings.ssl_ca_cert, settings.ca_cert_data = params['ca_cert'], None
+    for option, attribute in (('client_cert', 'cert_file'), ('client_key', 'key_file'), ('proxy', 'proxy'),
+                              ('no_proxy', 'no_proxy')):
+        if params.get(option):
+            setattr(settings, attribute, params[option])
+
+
+# --------------------------------------------------------------------------- kubeconfig files
+
+def default_kubeconfig_paths(environ=None):
+    """The existing files of KUBECONFIG (os.pathsep-separated, each once), else ~/.kube/config."""
+    environ = os.environ if environ is None else environ
+    paths = []
+    for path in (environ.get('KUBECONFIG') or '~/.kube/config').split(os.pathsep):
+        path = os.path.expanduser(path) if path else path
+        if path and path not in paths and os.path.exists(path):
+            paths.append(path)
+    return paths
+
+
+def read_kubeconfig(path):
+    """The parsed YAML of a kubeconfig file; KubeconfigError naming the place of a syntax error, not its text."""
+    import yaml
+    loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
+    with open(path, 'rb') as stream:
+        try:
+            return yaml.load(stream, Loader=loader)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, 'problem_mark', None)
+            where = ' (line %d, column %d)' % (mark.line + 1, mark.column + 1) if mark else ''
+            problem = getattr(exc, 'problem', None) or type(exc).__name__
+            raise KubeconfigError('%s is not valid YAML: %s%s' % (path, problem, where))
+
+
+def _entries(document, section, kind, label):
+    """{name: body} of one section (clusters, contexts, users) of one kubeconfig."""
+    prefix = '%s: ' % label if label else ''
+    items = document.get(section)
+    if items is None:
+        return {}
+    if not isinstance(items, list):
+        raise KubeconfigError('%s%s must be a list, not %s' % (prefix, section, type(items).__name__))
+    found = {}
+    for index, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get('name'), str) or not item['name']:
+            raise KubeconfigError('%s%s[%d] has no name' % (prefix, section, index))
+        if item['name'] in found:
+            raise KubeconfigError('%s%s %s is listed twice' % (prefix, kind, item['name']))
+        body = item.get(kind)
+        if body is not None and not isinstance(body, dict):
+            raise KubeconfigError('%s%s %s must be a mapping, not %s' % (prefix, kind, item['name'],
+                                                                         type(body).__name__))
+        found[item['name']] = body or {}
+    return found
+
+
+def merge_kubeconfigs(documents):
+    """Merge kubeconfigs as kubectl does: the first file that sets a cluster, context, user or the
+    current-context wins. ``documents``: (parsed kubeconfig, base directory of its relative paths or
+    None, label for messages or None). Returns (current-context, {section: {name: (body, base)}})."""
+    current, merged = None, dict((section, {}) for section, _kind in SECTIONS)
+    for document, base, label in documents:
+        if document is None:        # an empty file
+            continue
+        if not isinstance(document, dict):
+            raise KubeconfigError('%sa kubeconfig must be a mapping, not %s'
+                                  % ('%s: ' % label if label else '', type(document).__name__))
+        for section, kind in SECTIONS:
+            for name, body in _entries(document, section, kind, label).items():
+                merged[section].setdefault(name, (body, base))
+        if not current and document.get('current-context'):
+            current = document['current-context']
+            if not isinstance(current, str):
+                raise KubeconfigError('current-context must be a string, not %s' % type(current).__name__)
+    return current, merged
+
+
+def settings_from_kubeconfig(documents, context=None):
+    """ConnectionSettings of ``context`` (default: the current-context) of the merged ``documents`` (see
+    merge_kubeconfigs), or None when its user's credentials come from an exec plugin or an auth-provider."""
+    current, merged = merge_kubeconfigs(documents)
+    name = context or current
+    if not name:
+        raise KubeconfigError('no current-context in the kubeconfig: set context')
+    if name not in merged['contexts']:
+        raise KubeconfigError('context %s not found (contexts: %s)' % (
+            name, ', '.join(sorted(merged['contexts'])) or 'none'))
+    selected = merged['contexts'][name][0]
+    cluster_name = _string(selected, 'cluster', 'context', name)
+    if not cluster_name:
+        raise KubeconfigError('context %s names no cluster' % name)
+    if cluster_name not in merged['clusters']:
+        raise KubeconfigError('context %s: cluster %s not found' % (name, cluster_name))
+    user_name = _string(selected, 'user', 'context', name)
+    if user_name and user_name not in merged['users']:
+        raise KubeconfigError('context %s: user %s not found' % (name, user_name))
+    cluster, cluster_base = merged['clusters'][cluster_name]
+    user, user_base = merged['users'][user_name] if user_name else ({}, None)
+    if user.get('exec') or user.get('auth-provider'):
+        return None
+    settings = ConnectionSettings(_string(cluster, 'server', 'cluster', cluster_name))
+    _load_cluster(settings, cluster, cluster_name, cluster_base)
+    _load_user(settings, user, user_name, user_base)
+    return settings
+
+
+def _string(entry, key, kind, name):
+    value = entry.get(key)
+    if value is not None and not isinstance(value, str):
+        raise KubeconfigError('%s of %s %s must be a string, not %s' % (key, kind, name, type(value).__name__))
+    return value or None
+
+
+def _file(entry, key, kind, name, base):
+    """A file named by the kubeconfig, relative to the kubeconfig's directory; it must exist."""
+    path = _string(entry, key, kind, name)
+    if path is None:
+        return None
+    if base and not os.path.isabs(path):
+        path = os.path.join(base, path)
+    if not os.path.exists(path):
+        raise KubeconfigError('%s of %s %s: %s does not exist' % (key, kind, name, path))
+    return path
+
+
+def _pem(entry, key, kind, name):
+    """The decoded ``<key>`` (base64 PEM) of an entry, as bytes, or None."""
+    text = _string(entry, key, kind, name)
+    if text is None:
+        return None
+    try:
+        data = base64.b64decode(''.join(text.split()), validate=True)
+    except (binascii.Error, ValueError):
+        raise KubeconfigError('%s of %s %s is not base64' % (key, kind, name))
+    if b'-----BEGIN' not in data:
+        raise KubeconfigError('%s of %s %s is not PEM' % (key, kind, name))
+    return data
+
+
+def _load_cluster(settings, cluster, name, base):
+    ca_data = _pem(cluster, 'certificate-authority-data', 'cluster', name)
+    if ca_data is not None:     # as kubectl: the data wins over the file
+        settings.ca_cert_data = ca_data.decode('utf-8', 'replace')
+    else:
+        settings.ssl_ca_cert = _file(cluster, 'certificate-authority', 'cluster', name, base)
+    insecure = cluster.get('insecure-skip-tls-verify')
+    if insecure is not None:
+        if not isinstance(insecure, bool):
+            raise KubeconfigError('insecure-skip-tls-verify of cluster %s must be true or false' % name)
+        settings.verify_ssl = not insecure
+    settings.tls_server_name = _string(cluster, 'tls-server-name', 'cluster', name)
+    settings.proxy = _string(cluster, 'proxy-url', 'cluster', name)
+
+
+def _load_user(settings, user, name, base):
+    for data_key, file_key, attribute in (('client-certificate-data', 'client-certificate', 'cert_file'),
+                                          ('client-key-data', 'client-key', 'key_file')):
+        data = _pem(user, data_key, 'user', name)
+        setattr(settings, attribute, private_file(data) if data is not None
+                else _file(user, file_key, 'user', name, base))
+    token = _string(user, 'token', 'user', name)
+    token_path = _string(user, 'tokenFile', 'user', name)
+    if token_path:
+        if base and not os.path.isabs(token_path):
+            token_path = os.path.join(base, token_path)
+        settings.authorization = TokenFile(token_path, token)
+    elif token:
+        header = bearer(token)
+        settings.authorization = lambda: header
+    else:
+        username, password = _string(user, 'username', 'user', name), _string(user, 'password', 'user', name)
+        if username and password:
+            header = basic_auth(username, password)
+            settings.authorization = lambda: header
+
+
+# --------------------------------------------------------------------------- in-cluster
+
+def in_cluster(environ):
+    return bool(environ.get('KUBERNETES_SERVICE_HOST') and environ.get('KUBERNETES_SERVICE_PORT'))
+
+
+def in_cluster_settings(environ):
+    """The pod's service account: KUBERNETES_SERVICE_HOST/PORT, its token (read again as kubelet rotates
+    it) and the cluster CA."""
+    host = environ['KUBERNETES_SERVICE_HOST']
+    if ':' in host:
+        host = '[%s]' % host
+    settings = ConnectionSettings('https://%s:%s' % (host, environ['KUBERNETES_SERVICE_PORT']))
+    settings.authorization = TokenFile(os.path.join(SERVICE_ACCOUNT_DIR, 'token'))
+    settings.ssl_ca_cert = os.path.join(SERVICE_ACCOUNT_DIR, 'ca.crt')
+    if not os.path.isfile(settings.ssl_ca_cert) or not os.path.getsize(settings.ssl_ca_cert):
+        raise KubeconfigError('the service account CA %s is missing or empty' % settings.ssl_ca_cert)
+    return settings
+
+
+# --------------------------------------------------------------------------- the kubernetes package
+
+def kubernetes(part):
+    """kubernetes.<part> (``config``, ``client``), imported on first use."""
+    try:
+        module = __import__('kubernetes.%s' % part)
+    except ImportError as exc:
+        raise ConfigError('%s (%s)' % (missing_required_lib('kubernetes'), exc))
+    return getattr(module, part)
+
+
+def _kubernetes_loader_settings(kubeconfig, context, persist_config, source):
+    """The kubernetes package's kubeconfig loader, for users whose credentials come from an exec plugin
+    or an auth-provider: it runs the plugin, refreshes expiring tokens and writes refreshed ones back
+    to the file with ``persist_config``."""
+    kube_config = kubernetes('config')
+    cfg = kubernetes('client').Configuration()
+    try:
+        if isinstance(kubeconfig, dict):
+            kube_config.load_kube_config_from_dict(kubeconfig, context=context, client_configuration=cfg,
+                                                   persist_config=False)
+        else:
+            kube_config.load_kube_config(config_file=os.path.expanduser(kubeconfig) if kubeconfig else None,
+                                         context=context, client_configuration=cfg,
+                                         persist_config=bool(persist_config))
+    except kube_config.ConfigException as exc:
+        raise cannot_load(source, exc)
+    settings = ConnectionSettings(cfg.host)
+    for attribute in ('verify_ssl', 'ssl_ca_cert', 'cert_file', 'key_file', 'tls_server_name', 'proxy',
+                      'no_proxy', 'proxy_headers'):
+        setattr(settings, attribute, getattr(cfg, attribute, None))
+
+    def authorization():
+        for setting in cfg.auth_settings().values():
+            if setting.get('in') == 'header' and setting.get('key') == 'authorization':
+                return setting.get('value') or None
+        return None
+    settings.authorization = authorization
+    return settings
