@@ -242,19 +242,19 @@ def build_strategy(name, params, kube, run_command):
     return imageref.ImageReferenceStrategy()
 
 
-def run(module, kube=None):
-    """The container_recreate task: the result dict for exit_json (raises InplaceError subclasses)."""
-    params = module.params
+def execute(kube, params, check_mode=False, diff=False, warn=None, run_command=None):
+    """container_recreate's work without an AnsibleModule (``params``: its options; ``run_command``: how
+    strategy cri runs crictl, AnsibleModule.run_command's signature): the result dict (raises
+    InplaceError subclasses)."""
     settings = settings_from_params(params)
-    kube = kube or Kube.from_params(params, pool_size=params['max_concurrency'])
-    name = resolve_strategy(kube, params['strategy'])
+    name = resolve_strategy(kube, params.get('strategy') or 'auto')
     if settings.ordered and not params.get('wait', True) and name != 'kruise':
         raise ValidationError('ordered needs wait=true: each container must be ready before the next restarts')
-    operation = RecreateOperation(build_strategy(name, params, kube, module.run_command), settings)
+    operation = RecreateOperation(build_strategy(name, params, kube, run_command), settings)
     if name == 'kruise' and params.get('readiness_gate') == kruise.POD_READY_GATE:
         params['readiness_gate'] = None   # OpenKruise drains through its own gate (unreadyGracePeriodSeconds)
     try:
-        result = runner.run(module, operation, kube)
+        result = runner.run_operation(kube, params, operation, check_mode, diff, warn)
     except OperationFailed as exc:
         exc.details['strategy'] = name
         raise
@@ -262,3 +262,10 @@ def run(module, kube=None):
         operation.close()
     result['strategy'] = name
     return result
+
+
+def run(module, kube=None):
+    """The container_recreate task: execute() with the module's params."""
+    params = module.params
+    kube = kube or Kube.from_params(params, pool_size=params['max_concurrency'])
+    return execute(kube, params, module.check_mode, module._diff, module.warn, module.run_command)

@@ -301,14 +301,21 @@ class ResizeOperation(Operation):
         }
 
 
-def run(module):
-    """inplace_resize: read the server version, build the operation, run it."""
-    params = module.params
-    kube = Kube.from_params(params, pool_size=params['max_concurrency'])
-    operation = ResizeOperation(params['containers'], params['allow_restart'], server_version(kube))
+def execute(kube, params, check_mode=False, diff=False, warn=None):
+    """inplace_resize's work without an AnsibleModule (``params``: its options): read the server version,
+    build the operation, run it (runner.run_operation)."""
+    warn = warn or (lambda message: None)
+    operation = ResizeOperation(params['containers'], params.get('allow_restart', True), server_version(kube))
     if operation.fallback_note:
-        module.warn(operation.fallback_note)
-    result = runner.run(module, operation, kube)
+        warn(operation.fallback_note)
+    result = runner.run_operation(kube, params, operation, check_mode, diff, warn)
     result['method'] = operation.method
     result['server_version'] = version_text(operation.version)
     return result
+
+
+def run(module):
+    """inplace_resize: execute() with the module's params."""
+    params = module.params
+    kube = Kube.from_params(params, pool_size=params['max_concurrency'])
+    return execute(kube, params, module.check_mode, module._diff, module.warn)

@@ -9,10 +9,10 @@ prepare   resolve the pods, plan (in place or not, and why), hold the controller
 gate      before a batch: PodDisruptionBudgets allow the disruption, max_unavailable is respected
 sync      after a batch: updated pods get the new revision labels, leftover drains are undone,
           restarted pods are marked with the restart id
+batch     gate, then the in-place change(s) of the batch (the operations and engine of inplace_image,
+          inplace_resize or container_recreate, in this process), then sync: one call per batch
 finish    restore the controller's strategy, wait until its status says it is fully updated
 rollback  put the template values from before back (the pods are then updated back in batches)
-
-Pods are updated by inplace_image / inplace_resize / container_recreate between these steps.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,9 +21,11 @@ __metaclass__ = type
 import json
 import time
 
-from ansible_collections.inplace.k8s.plugins.module_utils import batching, plan, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils import (
+    batching, engine, plan, podstate, record, recreate, resize, runner,
+)
 from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.resize import ResizeOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.workload import (
@@ -34,14 +36,21 @@ from ansible_collections.inplace.k8s.plugins.module_utils.workload import (
 RESTART_ANNOTATION = 'inplace.k8s/restart-id'
 POLL_SECONDS = 2.0
 OWNER_MARGIN = 120   # seconds beyond two wait_timeouts that a workload record stays owned between steps
+# Pod statuses the batch step reports in failed_pods (the engine's errors and refused pods), and the
+# statuses of a whole-batch entry: the gate did not let the batch through / a change failed as a whole.
+FAILED_POD_STATUSES = engine.ERROR_STATUSES + (engine.REFUSED,)
+BLOCKED, FAILED = 'blocked', 'failed'
+CHANGES = ('images', 'resources', 'restart')   # the batch step's results per change, in the order reported
 
 
 class Rollout(object):
     """One call of the rollout_workload module: ``params`` are the module's, ``kube`` a client."""
 
-    def __init__(self, kube, params, check_mode=False, clock=time.monotonic, sleep=time.sleep):
-        self.kube, self.params, self.check_mode = kube, params, check_mode
+    def __init__(self, kube, params, check_mode=False, clock=time.monotonic, sleep=time.sleep, diff=False,
+                 run_command=None):
+        self.kube, self.params, self.check_mode, self.diff = kube, params, check_mode, diff
         self.clock, self.sleep = clock, sleep
+        self.run_command = run_command   # AnsibleModule.run_command, for restart_strategy cri (batch)
         self.images = params.get('images') or {}
         self.resources = params.get('resources') or {}
         self.restart = params.get('restart') or []
@@ -52,7 +61,7 @@ class Rollout(object):
         self.owner = record.new_owner(params.get('run_id') or ('playbook-%s' % pid if pid else None), pid=pid)
         if params.get('kind'):
             self.workload = Workload(kube, params['kind'], params['namespace'], params['name'], clock, sleep)
-        if not (self.images or self.resources or self.restart) and params['state'] == 'prepare':
+        if not (self.images or self.resources or self.restart) and params['state'] in ('prepare', 'batch'):
             raise ValidationError('give images, resources or restart')
         if self.restart and (self.images or self.resources):
             raise ValidationError('restart cannot be combined with images or resources in one rollout')
@@ -260,14 +269,16 @@ class Rollout(object):
 
     # ---- sync
 
-    def sync(self):
+    def sync(self, names=None):
+        """``names``: the pods a restart marks (default: the names param)."""
         self._renew()
         images, resources = self._current_target()
         pods = self.pods()
         changed = []
         if self.restart:
+            names = (self.params.get('names') or []) if names is None else names
             for pod in pods:
-                if podstate.meta(pod, 'name') in (self.params.get('names') or []) and self.pending(pod):
+                if podstate.meta(pod, 'name') in names and self.pending(pod):
                     changed.append(podstate.meta(pod, 'name'))
                     if not self.check_mode:
                         self.kube.patch_pod(self.params['namespace'], podstate.meta(pod, 'name'), {'metadata': {
@@ -282,10 +293,73 @@ class Rollout(object):
             self.warnings.append('readiness gate set True again on pod(s) left drained by an interrupted run: %s'
                                  % ', '.join(undrained))
         pods = self.pods()
+        return self.result(pods, changed=bool(changed or undrained), relabelled=changed, undrained=undrained,
+                           **self._progress(pods, images, resources))
+
+    def _progress(self, pods, images, resources):
+        """{updated: pods that run the target (restart: are marked restarted), total: pods}."""
         done = [p for p in pods if pod_converged(p, images, resources)] if not self.restart else \
             [p for p in pods if not self.pending(p)]
-        return self.result(pods, changed=bool(changed or undrained), relabelled=changed, undrained=undrained,
-                           updated=len(done), total=len(pods))
+        return {'updated': len(done), 'total': len(pods)}
+
+    # ---- batch
+
+    def batch(self):
+        """One batch of the role in one call: gate, the in-place change(s) of ``names``, sync of the
+        pods that did not fail. Failed pods do not fail the call (the role decides: halt, roll back,
+        max_failed_pods); a gate that does not let the batch through (blocked past wait_timeout, or
+        any other gate error: nothing written) raises with ``blocked`` and ``failed_pods``."""
+        names = self.params.get('names') or []
+        if not names:
+            raise ValidationError('state batch needs names: the pods of the batch')
+        try:
+            gated = self.gate()
+        except InplaceError as exc:
+            exc.details.setdefault('blocked', [])
+            exc.details['failed_pods'] = [_batch_entry(names, BLOCKED, exc.msg)]
+            if isinstance(exc, WaitTimeout):
+                images, resources = self._current_target()
+                exc.details.update(self._progress(self.pods(), images, resources))
+            raise
+        changes = self._change(names)
+        failed = _failed_pods(names, changes)
+        # A change that failed as a whole changed none of the pods.
+        failed_names = set(names) if _failed_as_a_whole(changes) else set(item['name'] for item in failed)
+        out = self.sync(names=[name for name in names if name not in failed_names])
+        out.update(changes)
+        out.update(blocked=gated['blocked'], failed_pods=failed,
+                   changed=bool(out['changed'] or any(r.get('changed') for r in changes.values())))
+        if self.diff:
+            out['diff'] = [r.pop('diff') for r in changes.values() if r.get('diff')]
+        out['warnings'] = _unique(out['warnings'])
+        return out
+
+    def _change(self, names):
+        """The in-place change(s) of the batch with the pod modules' operations and options (as the role
+        passed them to inplace_image, inplace_resize, container_recreate): {images|resources|restart:
+        that module's result, with failed and msg when it failed}. Resources only after images succeeded."""
+        common = {'namespace': self.params['namespace'], 'names': list(names), 'max_concurrency': len(names),
+                  'wait_timeout': self.params['wait_timeout'], 'readiness_gate': self.params.get('readiness_gate'),
+                  'drain_seconds': self.params.get('drain_seconds') or 0,
+                  'force_takeover': bool(self.params.get('force_takeover'))}
+        changes = {}
+        warn = self.warnings.append
+        if self.restart:
+            params = dict(common, containers=self.restart, strategy=self.params.get('restart_strategy') or 'auto',
+                          impersonate_user=self.params.get('impersonate_user'),
+                          impersonate_groups=self.params.get('impersonate_groups'))
+            changes['restart'] = _outcome(lambda: recreate.execute(
+                self.kube, params, self.check_mode, self.diff, warn, self.run_command))
+        on_failure = self.params.get('on_failure') or 'stop'
+        if self.images:
+            params = dict(common, containers=self.images, on_failure=on_failure)
+            changes['images'] = _outcome(lambda: runner.run_operation(
+                self.kube, params, ImageOperation(self.images), self.check_mode, self.diff, warn))
+        if self.resources and not changes.get('images', {}).get('failed'):
+            params = dict(common, containers=self.resources, on_failure=on_failure)
+            changes['resources'] = _outcome(lambda: resize.execute(self.kube, params, self.check_mode, self.diff,
+                                                                   warn))
+        return changes
 
     def _current_target(self):
         """The values pods should have now: the rollout's target, or the before-values while rolling back."""
@@ -385,6 +459,42 @@ class Rollout(object):
 
     def run(self):
         return getattr(self, self.params['state'])()
+
+
+def _outcome(step):
+    """A pod module's result from ``step()``, or, when it raised, what the module would have failed with."""
+    try:
+        return step()
+    except InplaceError as exc:
+        return dict(exc.details, failed=True, msg=exc.msg)
+
+
+def _batch_entry(names, status, reason):
+    """A failed_pods entry for the whole batch."""
+    return {'name': ','.join(names), 'status': status, 'reason': reason}
+
+
+def _failed_as_a_whole(changes):
+    """The messages of the changes that failed as a whole (their result has no pods)."""
+    return [changes[key]['msg'] for key in CHANGES
+            if key in changes and changes[key].get('failed') and 'pods' not in changes[key]]
+
+
+def _failed_pods(names, changes):
+    """[{name, status, reason}]: the pods of the changes that failed, were rolled back, conflicted or were
+    refused, then one whole-batch entry for the changes that failed as a whole."""
+    found = [dict(name=pod['name'], status=pod['status'], reason=pod.get('reason'))
+             for key in CHANGES for pod in (changes.get(key) or {}).get('pods') or []
+             if pod['status'] in FAILED_POD_STATUSES]
+    whole = _failed_as_a_whole(changes)
+    if whole:
+        found.append(_batch_entry(names, FAILED, '; '.join(whole)))
+    return found
+
+
+def _unique(items):
+    seen = set()
+    return [item for item in items if not (item in seen or seen.add(item))]
 
 
 def _pdb_summary(pdb, names):

@@ -4,7 +4,8 @@
 
 """From module parameters to a finished run: connect, select the pods, watch them, execute one
 operation with the engine, and shape what the module returns. Every module's main() builds its
-AnsibleModule and hands the rest to execute(); the pod modules' work is run()."""
+AnsibleModule and hands the rest to execute(); the pod modules' work is run(), whose core,
+run_operation(), needs no AnsibleModule (the rollout's batch step runs the operations with it)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -53,28 +54,35 @@ def empty_result():
 
 
 def run(module, operation, kube=None):
-    """Execute ``operation`` on the pods the module targets; the result dict for exit_json.
+    """The pod modules' work: run_operation() with the module's params, check and diff mode; its
+    warnings go to module.warn."""
+    params = module.params
+    kube = kube or Kube.from_params(params, pool_size=params['max_concurrency'])
+    return run_operation(kube, params, operation, module.check_mode, module._diff, module.warn)
+
+
+def run_operation(kube, params, operation, check_mode=False, diff=False, warn=None):
+    """Execute ``operation`` on the pods that ``params`` (the pod modules' options: args.TARGET_ARG_SPEC,
+    WAIT_ARG_SPEC, DRAIN_ARG_SPEC, on_failure) target; the result dict (``diff`` only with ``diff``).
 
     Raises NoMatchError, ValidationError (nothing written) or OperationFailed (with the result).
-    Warnings go to module.warn.
+    Warnings go to ``warn(message)``.
     """
-    params = module.params
+    warn = warn or (lambda message: None)
     check_options(params)
-    kube = kube or Kube.from_params(params, pool_size=params['max_concurrency'])
     pods, version, missing = targets.select_pods(kube, params)
     if missing:
-        module.warn('pod(s) not found in namespace %s: %s' % (params['namespace'], ', '.join(missing)))
+        warn('pod(s) not found in namespace %s: %s' % (params['namespace'], ', '.join(missing)))
     if not pods:
         message = 'no pod matched in namespace %s%s' % (params['namespace'], ' (not found: %s)' % ', '.join(missing)
                                                         if missing else '')
         if params.get('fail_on_no_match'):
             raise NoMatchError(message, **empty_result())
-        module.warn(message)
+        warn(message)
         return empty_result()
-    options = engine.options_from_params(params, module.check_mode)
-    watch = not module.check_mode and bool(options.wait or options.readiness_gate)
-    access.require(kube, params['namespace'], access.needed(operation, module.check_mode, watch,
-                                                            options.readiness_gate))
+    options = engine.options_from_params(params, check_mode)
+    watch = not check_mode and bool(options.wait or options.readiness_gate)
+    access.require(kube, params['namespace'], access.needed(operation, check_mode, watch, options.readiness_gate))
     watcher = None
     if watch:
         labels, fields = targets.selectors(params)
@@ -86,8 +94,8 @@ def run(module, operation, kube=None):
         if watcher is not None:
             watcher.stop()
     for warning in runner.warnings:
-        module.warn(warning)
-    if not module._diff:
+        warn(warning)
+    if not diff:
         result.pop('diff')
     failed = [p for p in result['pods'] if p['status'] in engine.ERROR_STATUSES]
     if failed:

@@ -12,8 +12,7 @@ short_description: Coordinate an in-place rollout with a workload's controller
 version_added: 0.1.0
 description:
   - One step of a batched in-place rollout of a Deployment, StatefulSet, DaemonSet or ReplicaSet, or of pods chosen by
-    label selectors. The role C(inplace.k8s.rollout) calls it around the batches that
-    M(inplace.k8s.inplace_image), M(inplace.k8s.inplace_resize) or M(inplace.k8s.container_recreate) run.
+    label selectors. The role C(inplace.k8s.rollout) calls it to prepare, once per batch (V(batch)), and to finish.
   - V(prepare) resolves the pods, checks that the change can be made in place (else names the field and why),
     holds the controller (StatefulSet RollingUpdate partition raised to replicas, DaemonSet OnDelete, Deployment
     paused), writes the target to the template (for a Deployment first to its current ReplicaSet, keeping its
@@ -24,6 +23,17 @@ description:
   - V(sync) sets the new revision labels (C(controller-revision-hash), C(pod-template-generation)) on pods that run
     the target, sets the readiness gate True again on converged pods an interrupted run left drained, and marks
     restarted pods with O(restart_id).
+  - V(batch) runs one batch in one call. First V(gate). Then the change of the pods of O(names), in place, as
+    M(inplace.k8s.inplace_image) (O(images)), then M(inplace.k8s.inplace_resize) (O(resources), only if the images
+    did not fail) or M(inplace.k8s.container_recreate) (O(restart), with O(restart_strategy)) make it, with
+    O(readiness_gate), O(drain_seconds), O(wait_timeout), O(on_failure), O(force_takeover), and all pods of the batch
+    at once (C(max_concurrency) is the number of O(names)). Then V(sync) of the pods that did not fail.
+  - With V(batch), pods that fail (or are rolled back, refused, or taken by another run) do not fail the task; they
+    are listed in RV(failed_pods), and a change that fails as a whole (for example an unknown container) is one entry
+    for the whole batch with status V(failed). The task fails only on bad input, an error in V(sync), or a gate that
+    does not let the batch through within O(wait_timeout) (or cannot be checked, for example because another run
+    holds the workload); nothing is written then, and the result carries RV(blocked) and RV(failed_pods) with one
+    entry for the whole batch with status V(blocked).
   - V(finish) restores the strategy (never letting the controller replace pods left on the old version) and waits
     until the workload's own status says it is fully updated.
   - V(rollback) writes the template values from before back and returns the pods to update back.
@@ -38,7 +48,7 @@ options:
     description: The step to run.
     type: str
     required: true
-    choices: [prepare, gate, sync, finish, rollback]
+    choices: [prepare, gate, sync, batch, finish, rollback]
   namespace:
     description: Namespace of the workload or pods.
     type: str
@@ -93,14 +103,36 @@ options:
     description: Label whose value orders the pods (numbers numerically) with O(order=label).
     type: str
   names:
-    description: The pods of the batch (V(gate), V(sync)).
+    description: The pods of the batch (V(gate), V(sync), V(batch)).
     type: list
     elements: str
   readiness_gate:
-    description: Readiness gate condition type used for draining (V(sync) restores leftovers).
+    description:
+      - Readiness gate condition type used for draining (V(sync) restores leftovers; V(batch) drains each pod of the
+        batch through it before changing it).
     type: str
+  drain_seconds:
+    description: With V(batch) and O(readiness_gate), seconds to wait after setting the gate False before the change.
+    type: int
+    default: 0
+  on_failure:
+    description:
+      - With V(batch), what to do with a pod whose image or resize fails - V(stop) leaves it as it is, V(rollback)
+        puts its values from before back.
+    type: str
+    default: stop
+    choices: [stop, rollback]
+  restart_strategy:
+    description:
+      - With V(batch) and O(restart), how containers are restarted, as
+        O(inplace.k8s.container_recreate#module:strategy) of M(inplace.k8s.container_recreate).
+    type: str
+    default: auto
+    choices: [auto, kruise, image_reference, exec, cri]
   wait_timeout:
-    description: Seconds to wait for the controller, a PodDisruptionBudget or the status to converge.
+    description:
+      - Seconds to wait for the controller, a PodDisruptionBudget or the status to converge; with V(batch) also for
+        each pod's change, as in M(inplace.k8s.inplace_image).
     type: int
     default: 300
   run_id:
@@ -118,8 +150,9 @@ attributes:
     description: Reports what would be written; writes nothing.
     support: full
   diff_mode:
-    description: Not supported.
-    support: none
+    description: With V(batch), the images and resources (or restarts) before and after, per pod.
+    support: partial
+    details: Only V(batch) returns a diff.
 '''
 
 EXAMPLES = r'''
@@ -132,6 +165,18 @@ EXAMPLES = r'''
     images: {app: registry.example.com/db:2.0}
     batch_size: '2'
   register: plan
+
+- name: Update the first batch in place - gate, new image, revision labels
+  inplace.k8s.rollout_workload:
+    state: batch
+    kind: StatefulSet
+    name: db
+    namespace: shop
+    images: {app: registry.example.com/db:2.0}
+    names: "{{ plan.batches[0] }}"
+    readiness_gate: inplace.k8s/ready
+    on_failure: rollback
+  register: batch
 
 - name: Restore the strategy and wait for the controller to report every pod updated
   inplace.k8s.rollout_workload:
@@ -197,6 +242,55 @@ pdbs:
   returned: prepare
   type: list
   elements: dict
+blocked:
+  description: Why the batch may not go now (PodDisruptionBudgets, max_unavailable); empty when it may.
+  returned: gate, batch (also when the batch was blocked)
+  type: list
+  elements: str
+images:
+  description:
+    - The image change of the batch, as M(inplace.k8s.inplace_image) returns it (C(changed), C(pods), C(summary)),
+      with C(failed) and C(msg) when it failed.
+  returned: batch, with images
+  type: dict
+resources:
+  description:
+    - The resize of the batch, as M(inplace.k8s.inplace_resize) returns it, with C(failed) and C(msg) when it failed.
+      Absent when the image change failed.
+  returned: batch, with resources
+  type: dict
+restart:
+  description:
+    - The restart of the batch, as M(inplace.k8s.container_recreate) returns it, with C(failed) and C(msg) when it
+      failed.
+  returned: batch, with restart
+  type: dict
+failed_pods:
+  description:
+    - The failures of the batch - C(name), C(status), C(reason) of each pod that failed, was rolled back, conflicted
+      with another run or was refused, and one entry for the whole batch (C(name) the pod names joined by commas)
+      with status V(failed) for a change that failed as a whole, or V(blocked) for a gate that did not let it through.
+  returned: batch (also when the batch was blocked)
+  type: list
+  elements: dict
+relabelled:
+  description: Pods given the new revision labels (or marked restarted).
+  returned: sync, batch
+  type: list
+  elements: str
+undrained:
+  description: Pods whose readiness gate an interrupted run left False and that were set True again.
+  returned: sync, batch
+  type: list
+  elements: str
+updated:
+  description: How many pods run the target (restart - are marked restarted).
+  returned: sync, batch
+  type: int
+total:
+  description: How many pods there are.
+  returned: sync, batch
+  type: int
 '''
 
 from ansible.module_utils.basic import AnsibleModule
@@ -204,10 +298,11 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, argument_spec
 from ansible_collections.inplace.k8s.plugins.module_utils.client import Kube
+from ansible_collections.inplace.k8s.plugins.module_utils.recreate import STRATEGIES
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import Rollout
 
 MODULE_ARGS = {
-    'state': {'type': 'str', 'required': True, 'choices': ['prepare', 'gate', 'sync', 'finish', 'rollback']},
+    'state': {'type': 'str', 'required': True, 'choices': ['prepare', 'gate', 'sync', 'batch', 'finish', 'rollback']},
     'namespace': {'type': 'str', 'required': True},
     'kind': {'type': 'str', 'choices': ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']},
     'name': {'type': 'str'},
@@ -225,6 +320,9 @@ MODULE_ARGS = {
     'order_label': {'type': 'str'},
     'names': {'type': 'list', 'elements': 'str'},
     'readiness_gate': {'type': 'str'},
+    'drain_seconds': {'type': 'int', 'default': 0},
+    'on_failure': {'type': 'str', 'default': 'stop', 'choices': ['stop', 'rollback']},
+    'restart_strategy': {'type': 'str', 'default': 'auto', 'choices': list(STRATEGIES)},
     'wait_timeout': {'type': 'int', 'default': 300},
     'run_id': {'type': 'str'},
     'force_takeover': {'type': 'bool', 'default': False},
@@ -234,7 +332,10 @@ MODULE_ARGS = {
 def main():
     module = AnsibleModule(argument_spec=argument_spec(AUTH_ARG_SPEC, **MODULE_ARGS), supports_check_mode=True,
                            required_together=[('kind', 'name')], required_one_of=[('kind', 'label_selectors')])
-    runner.execute(module, lambda: Rollout(Kube.from_params(module.params), module.params, module.check_mode).run())
+    params = module.params
+    runner.execute(module, lambda: Rollout(
+        Kube.from_params(params, pool_size=max(10, len(params['names'] or []))), params, module.check_mode,
+        diff=module._diff, run_command=module.run_command).run())
 
 
 if __name__ == '__main__':

@@ -1,0 +1,221 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""rollout_workload state=batch: gate, the in-place change(s), sync in one call (pods chosen by selectors,
+on the fake cluster)."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import copy
+
+import pytest
+
+from ansible_collections.inplace.k8s.plugins.module_utils import access, runner
+from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import NotFoundError, ValidationError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import RESTART_ANNOTATION, Rollout
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
+
+NEW = 'registry.example/app:2.0'
+BATCH = ['web-0', 'web-1']
+
+
+class Kube(FakeCluster):
+    """FakeCluster plus the other requests of a batch: PodDisruptionBudgets, access reviews, the server
+    version (resize), OpenKruise discovery (absent), merge patches of annotations."""
+
+    def __init__(self, count=3, pdbs=()):
+        pods = []
+        for index in range(count):
+            pod = load('pod_web.json')
+            pod['metadata'].update(name='web-%d' % index, uid='uid-%d' % index)
+            pods.append(pod)
+        super(Kube, self).__init__(pods)
+        self.pdbs = list(pdbs)
+
+    def request(self, method, path, query=None, body=None, content_type=None):
+        self.calls.append((method, path))
+        if path.endswith('/poddisruptionbudgets'):
+            return {'items': copy.deepcopy(self.pdbs)}
+        if path == access.REVIEW_PATH:
+            return {'status': {'allowed': True}}
+        if path == '/version':
+            return {'major': '1', 'minor': '36', 'gitVersion': 'v1.36.0'}
+        if path.startswith('/apis/apps.kruise.io'):
+            raise NotFoundError('the server could not find the requested resource', status=404)
+        raise AssertionError('unexpected request %s %s' % (method, path))
+
+    def patch_pod(self, namespace, name, body, content_type=None, subresource=None):
+        if content_type != MERGE_PATCH:
+            return super(Kube, self).patch_pod(namespace, name, body, content_type, subresource)
+        self.calls.append(('patch', name, 'merge'))
+        pod = self.pods[name]
+        pod['metadata'].setdefault('annotations', {}).update(body['metadata']['annotations'])
+        self._touch(pod)
+        return copy.deepcopy(pod)
+
+    def writes(self):
+        return [call for call in self.calls if call[0] == 'patch']
+
+    def image(self, name):
+        return self.pods[name]['spec']['containers'][0]['image']
+
+
+class Watcher(FakeWatcher):
+    """waiter.PodWatcher's construction and lifecycle over FakeWatcher."""
+
+    def __init__(self, kube, namespace, label_selector=None, field_selector=None):
+        super(Watcher, self).__init__(kube)
+
+    def start(self, pods=None, resource_version=None):
+        return self
+
+    def stop(self):
+        pass
+
+
+class Clock(object):
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+@pytest.fixture(autouse=True)
+def fake_watcher(monkeypatch):
+    monkeypatch.setattr(runner, 'PodWatcher', Watcher)
+
+
+def params(**changes):
+    values = dict(state='batch', namespace='shop', kind=None, name=None, label_selectors=['app=web'], images=None,
+                  resources=None, restart=None, restart_id=None, names=list(BATCH), max_unavailable=None,
+                  readiness_gate=None, drain_seconds=0, on_failure='stop', restart_strategy='auto', wait_timeout=30,
+                  run_id='test-run', force_takeover=False)
+    values.update(changes)
+    return values
+
+
+def batch(kube, check_mode=False, diff=False, **changes):
+    clock = Clock()
+    return Rollout(kube, params(**changes), check_mode, clock=clock, sleep=clock.sleep, diff=diff).run()
+
+
+def test_batch_updates_the_pods_of_the_batch_and_reports_progress():
+    kube = Kube()
+    result = batch(kube, images={'app': NEW})
+    assert result['changed'] is True and result['blocked'] == [] and result['failed_pods'] == []
+    assert result['images']['summary']['updated'] == 2 and not result['images'].get('failed')
+    assert [p['name'] for p in result['images']['pods']] == BATCH
+    assert 'resources' not in result and 'restart' not in result and 'diff' not in result['images']
+    assert (result['updated'], result['total']) == (2, 3)
+    assert [kube.image(name) for name in ('web-0', 'web-1', 'web-2')] == [NEW, NEW, 'registry.example/app:1.0']
+
+
+def test_batch_twice_changes_nothing():
+    kube = Kube()
+    batch(kube, images={'app': NEW})
+    written = len(kube.writes())
+    again = batch(kube, images={'app': NEW})
+    assert again['changed'] is False and again['images']['summary']['unchanged'] == 2
+    assert len(kube.writes()) == written
+
+
+def test_failed_pods_are_reported_not_raised_and_resources_are_skipped():
+    kube = Kube()
+    result = batch(kube, images={'app': 'registry.example/app:2.0-pullfail'},
+                   resources={'app': {'requests': {'cpu': '200m'}}})
+    assert result['images']['failed'] is True and '2 of 2 pod(s) failed' in result['images']['msg']
+    assert result['images']['summary']['failed'] == 2
+    assert [(p['name'], p['status']) for p in result['failed_pods']] == [('web-0', 'failed'), ('web-1', 'failed')]
+    assert all('ErrImagePull' in p['reason'] for p in result['failed_pods'])
+    assert sorted(result['failed_pods'][0]) == ['name', 'reason', 'status']
+    assert 'resources' not in result
+    assert result['updated'] == 0
+
+
+def test_on_failure_rollback_puts_the_image_back():
+    kube = Kube()
+    result = batch(kube, names=['web-0'], images={'app': 'registry.example/app:2.0-pullfail'}, on_failure='rollback')
+    assert [(p['name'], p['status']) for p in result['failed_pods']] == [('web-0', 'rolled_back')]
+    assert kube.image('web-0') == 'registry.example/app:1.0'
+
+
+def test_a_change_that_fails_as_a_whole_is_one_entry_for_the_batch():
+    kube = Kube()
+    result = batch(kube, images={'nope': NEW})
+    assert result['images']['failed'] is True and 'pods' not in result['images']
+    assert 'unknown container(s) nope' in result['images']['msg']
+    assert result['failed_pods'] == [{'name': 'web-0,web-1', 'status': 'failed', 'reason': result['images']['msg']}]
+    assert kube.writes() == []
+
+
+def test_blocked_gate_raises_with_blocked_and_failed_pods_and_writes_nothing():
+    pdb = {'metadata': {'name': 'web'}, 'spec': {'selector': {'matchLabels': {'app': 'web'}}},
+           'status': {'disruptionsAllowed': 1}}
+    kube = Kube(pdbs=[pdb])
+    with pytest.raises(WaitTimeout) as caught:
+        batch(kube, images={'app': NEW}, wait_timeout=5)
+    details = caught.value.details
+    assert 'batch web-0, web-1 blocked for 5s' in caught.value.msg
+    assert details['blocked'] == ['PodDisruptionBudget web allows 1 disruption(s), the batch would disrupt 2']
+    assert details['failed_pods'] == [{'name': 'web-0,web-1', 'status': 'blocked', 'reason': caught.value.msg}]
+    assert (details['updated'], details['total']) == (0, 3)
+    assert kube.writes() == []
+
+
+def test_check_mode_gates_and_previews_without_writing():
+    pdb = {'metadata': {'name': 'web'}, 'spec': {'selector': {'matchLabels': {'app': 'web'}}},
+           'status': {'disruptionsAllowed': 0}}
+    kube = Kube(pdbs=[pdb])
+    result = batch(kube, check_mode=True, diff=True, images={'app': NEW})
+    assert result['changed'] is True and len(result['blocked']) == 1
+    assert result['images']['summary']['would_update'] == 2 and result['failed_pods'] == []
+    assert result['diff'] == [{'before': {'web-0': {'app': 'registry.example/app:1.0'},
+                                          'web-1': {'app': 'registry.example/app:1.0'}},
+                               'after': {'web-0': {'app': NEW}, 'web-1': {'app': NEW}}}]
+    assert 'diff' not in result['images']
+    assert kube.writes() == []
+
+
+def test_restart_marks_the_restarted_pods():
+    kube = Kube()
+    result = batch(kube, restart=['app'], restart_id='r1', restart_strategy='image_reference')
+    assert result['restart']['strategy'] == 'image_reference' and not result['restart'].get('failed')
+    assert result['restart']['summary']['updated'] == 2 and result['failed_pods'] == []
+    assert result['relabelled'] == BATCH and (result['updated'], result['total']) == (2, 3)
+    assert [(kube.pods[n]['metadata'].get('annotations') or {}).get(RESTART_ANNOTATION)
+            for n in ('web-0', 'web-1', 'web-2')] == ['r1', 'r1', None]
+
+
+def test_a_restart_that_fails_as_a_whole_marks_no_pod():
+    kube = Kube()
+    result = batch(kube, restart=['app'], restart_id='r1', restart_strategy='kruise')
+    assert 'ContainerRecreateRequest' in result['restart']['msg']
+    assert [p['status'] for p in result['failed_pods']] == ['failed']
+    assert result['relabelled'] == [] and kube.writes() == []
+
+
+@pytest.mark.parametrize('changes, message', [
+    ({'images': {'app': NEW}, 'names': []}, 'needs names'),
+    ({}, 'give images, resources or restart'),
+    ({'images': {'app': NEW}, 'restart': ['app']}, 'cannot be combined'),
+])
+def test_bad_input(changes, message):
+    with pytest.raises(ValidationError) as caught:
+        batch(Kube(), **changes)
+    assert message in caught.value.msg
+
+
+def test_run_operation_needs_no_module():
+    kube = Kube()
+    warnings = []
+    result = runner.run_operation(kube, dict(params(), names=['web-0', 'web-9'], label_selectors=None,
+                                             max_concurrency=2), ImageOperation({'app': NEW}), warn=warnings.append)
+    assert [p['name'] for p in result['pods']] == ['web-0'] and 'diff' not in result
+    assert warnings == ['pod(s) not found in namespace shop: web-9']
