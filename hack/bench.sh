@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Benchmarks of in-place rollouts on the local cluster (tests/bench): prints a table and the targets,
-# writes bench/results.json. Usage: [REPEAT=n] [SCENARIOS=a,b] hack/bench.sh [PODS], PODS a comma-separated
-# list (default 10), REPEAT runs per scenario (default 1; the median is reported with the range).
+# writes bench/results.json (or $OUT).
+# Usage: [REPEAT=n] [SCENARIOS=a,b] [OUT=file] hack/bench.sh [PODS]
+#   PODS       comma-separated pod counts (default 10)
+#   REPEAT     runs per scenario (default 1; the median is reported with the range)
+#   SCENARIOS  names from tests/bench/run.py SCENARIOS (default: all)
 # Starts the local cluster if it is not up, with enough pod slots for the largest N (NODE_MAX_PODS), and
-# then stops it at the end; a running cluster with too few slots is refused with the command that fixes it. Exits non-zero only when the
-# benchmark itself breaks (a scenario could not be measured), never because a target was missed.
+# then stops it at the end; a running cluster with too few slots is refused with the command that fixes
+# it. Exits non-zero only when the benchmark itself breaks (a scenario could not be measured), never
+# because a target was missed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${CACHE:-$root/.cache}
@@ -47,4 +51,4 @@ ln -sfn "$root" "$collections/ansible_collections/inplace/k8s"
 
 PYTHONPATH=$collections:$root/tests/bench "$venv/bin/python" "$root/tests/bench/run.py" \
   --pods "$pods" --kubeconfig "$kubeconfig" --hook "$root/tests/bench/hook" --collections "$collections" \
-  --out "$root/bench/results.json" --work "$work" --repeat "$repeat" ${SCENARIOS:+--scenarios "$SCENARIOS"}
+  --out "${OUT:-$root/bench/results.json}" --work "$work" --repeat "$repeat" ${SCENARIOS:+--scenarios "$SCENARIOS"}
