@@ -67,15 +67,17 @@ class Cluster(object):
 
     # ---- workloads
 
-    def create_workload(self, namespace, kind, replicas, gated=False, max_unavailable='25%'):
+    def create_workload(self, namespace, kind, replicas, gated=False, max_unavailable='25%', max_surge=None):
         """A Deployment or StatefulSet named 'bench' of ``replicas`` pods running OLD_IMAGE,
-        rolling ``max_unavailable`` (and as many surge pods for a Deployment) at a time."""
+        rolling ``max_unavailable`` (and ``max_surge`` surge pods for a Deployment, as many by default)
+        at a time."""
         spec = {'replicas': replicas, 'selector': {'matchLabels': {'app': 'bench'}},
                 'template': pod_template(gated)}
         body = {'metadata': {'name': 'bench', 'namespace': namespace}, 'spec': spec}
         if kind == 'Deployment':
             spec['strategy'] = {'type': 'RollingUpdate',
-                                'rollingUpdate': {'maxSurge': max_unavailable, 'maxUnavailable': max_unavailable}}
+                                'rollingUpdate': {'maxSurge': _count(max_surge or max_unavailable),
+                                                  'maxUnavailable': _count(max_unavailable)}}
             self.apps.create_namespaced_deployment(namespace, body)
         else:
             spec.update(serviceName='bench', podManagementPolicy='Parallel',
@@ -157,6 +159,11 @@ class Cluster(object):
             raise TimeoutError('%s did not roll out within %ss' % (kind, timeout))
         wait_until(lambda: self._all_ready(namespace, replicas), timeout, 'old pods gone')
         return time.time() - start
+
+
+def _count(value):
+    """'25%' stays a percentage, '0' becomes the number 0 (an IntOrString)."""
+    return value if str(value).endswith('%') else int(value)
 
 
 def pod_template(gated):
