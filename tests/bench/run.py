@@ -259,10 +259,10 @@ def targets(results):
         if kind == 'Deployment' and ours:
             same = [r for r in native if r['batch'] == '25%/0']
             if same:
-                mine = min(ours, key=lambda r: r['wall'])
+                mine, theirs = min(ours, key=lambda r: r['wall']), same[0]
+                text = '%s s (%s) vs %s s' % (mine['wall'], mine['scenario'], theirs['wall'])
                 found['in place faster than native Deployment 25%/0 (same pods in flight, no surge)'] = verdict(
-                    mine['wall'] < same[0]['wall'], '%s s (%s) vs %s s' % (mine['wall'], mine['scenario'],
-                                                                            same[0]['wall']))
+                    mine['wall'] < theirs['wall'], text)
             native = [r for r in native if r['batch'] != '25%/0']
         if native and ours:
             mine, theirs = min(ours, key=lambda r: r['wall']), native[0]
