@@ -33,6 +33,8 @@ def resolve_count(value, total, name='count', round_up=True):
     text = str(value)
     match = _PERCENT_RE.match(text)
     if match:
+        if float(match.group(1)) > 100:
+            raise ValidationError('%s must be at most 100%%, not %s' % (name, text.strip()))
         exact = float(match.group(1)) * total / 100.0
         count = int(math.ceil(exact)) if round_up else int(math.floor(exact))
         return max(count, 1) if round_up and float(match.group(1)) > 0 and total > 0 else count

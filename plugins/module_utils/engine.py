@@ -82,7 +82,9 @@ class Operation(object):
     def snapshot(self, info):
         """The before-state of one container kept in the record (rollback and resume use it)."""
         status = info.status
-        return {'containerID': status.get('containerID'), 'restartCount': status.get('restartCount')}
+        last = (status.get('lastState') or {}).get('terminated') or {}
+        return {'containerID': status.get('containerID'), 'restartCount': status.get('restartCount'),
+                'lastContainerID': last.get('containerID')}
 
     def changes(self, pod, pod_plan):
         """JSON patch operations written together with the record (default: none)."""
@@ -114,7 +116,10 @@ class Operation(object):
         info = podstate.find_container(pod, cplan.name)
         policy = 'Always' if info is None or info.kind == podstate.SIDECAR else (pod.get('spec') or {}).get(
             'restartPolicy', 'Always')
-        return podstate.container_failure(info.status if info else {}, policy)
+        status = info.status if info else {}
+        if podstate.backing_off_before(status, (before.get('containerID'), before.get('lastContainerID'))):
+            return None  # the kubelet's restart back-off of a container from before the change: wait it out
+        return podstate.container_failure(status, policy)
 
     def applied(self, pod, cplan, before):
         """Without status.observedGeneration: does the status show the kubelet acted on the change?"""
@@ -221,6 +226,7 @@ class Engine(object):
         self.owner = owner or record.new_owner(pid=os.getpid())
         self.warnings = []
         self._lock = threading.Lock()
+        self._started = clock()
 
     def warn(self, message):
         with self._lock:
@@ -251,6 +257,7 @@ class Engine(object):
     def run(self, pods):
         """Plan and execute; the result dict (changed, pods, summary, diff)."""
         plans = self.plan(pods)
+        self._started = self.clock()
         if self.options.check_mode:
             runs = [self._preview(p) for p in plans]
         else:
@@ -286,6 +293,8 @@ class Engine(object):
 
     def _execute(self, plan):
         run = PodRun(plan, self.clock)
+        # Time spent waiting for a slot among max_concurrency workers.
+        run.timings['queued'] = round(max(0.0, run.started - self._started), 3)
         if plan.action == planning.REFUSED:
             return self._refuse(run)
         busy = self._holder(plan.pod)

@@ -293,12 +293,45 @@ def left_running(status, container_id):
     return 'Restarted', 'the container was replaced after it was verified'
 
 
+def backing_off_before(status, known_ids):
+    """The container waits in the kubelet's restart back-off (CrashLoopBackOff) and the container that
+    last terminated is one of ``known_ids`` (from before a change): no container of the change has
+    run yet, so the back-off says nothing about it. The kubelet keys its back-off by the container's
+    spec hash, so a rollback to the spec a container had before can meet the back-off of that spec."""
+    waiting = ((status or {}).get('state') or {}).get('waiting') or {}
+    if waiting.get('reason') != 'CrashLoopBackOff':
+        return False
+    last = ((status or {}).get('lastState') or {}).get('terminated') or {}
+    known = set(i for i in known_ids if i)
+    return bool(last.get('containerID')) and last.get('containerID') in known
+
+
+def exit_detail(status):
+    """' (exit code N, <message or reason> )' of the container's last termination, or ''."""
+    last = ((status or {}).get('lastState') or {}).get('terminated') or \
+        ((status or {}).get('state') or {}).get('terminated') or {}
+    if not last:
+        return ''
+    parts = []
+    if 'exitCode' in last:
+        parts.append('exit code %s' % last['exitCode'])
+    text = (last.get('message') or '').strip()
+    if text:
+        parts.append('last log: %s' % text.splitlines()[-1][:200])
+    elif last.get('reason'):
+        parts.append(last['reason'])
+    return ' (%s)' % ', '.join(parts) if parts else ''
+
+
 def container_failure(status, restart_policy='Always'):
     """(reason, message) if the container is in a failure state, else None."""
     state = (status or {}).get('state') or {}
     waiting = state.get('waiting') or {}
     if waiting.get('reason') in FAILURE_REASONS:
-        return waiting['reason'], waiting.get('message', '')
+        message = waiting.get('message', '')
+        if waiting['reason'] == 'CrashLoopBackOff':
+            message += exit_detail(status)
+        return waiting['reason'], message
     terminated = state.get('terminated')
     if terminated and restart_policy == 'Never' and terminated.get('exitCode', 0) != 0:
         return terminated.get('reason') or 'Error', terminated.get('message', '') or 'exit code %s' % terminated.get('exitCode')

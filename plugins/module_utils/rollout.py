@@ -13,11 +13,19 @@ batch     gate, then the in-place change(s) of the batch (the operations and eng
           inplace_resize or container_recreate, in this process), then sync: one call per batch
 finish    restore the controller's strategy, wait until its status says it is fully updated
 rollback  put the template values from before back (the pods are then updated back in batches)
+release   restore the controller's strategy and end the rollout, leaving every pod as it is
+watch     watch the pods this rollout verified for some seconds: any that crashed, restarted or
+          turned unready since is a failed pod (the canary pause and the pause between batches)
+
+Health is watched for the whole rollout: the role passes ``watch`` (pod -> uid and the container IDs it
+had when it was counted done, from each batch's ``verified``) to every later step, and batch and watch
+report a pod that left that state as failed, so that on_failure applies to it.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import difflib
 import json
 import time
 
@@ -29,12 +37,13 @@ from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceE
 from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.resize import ResizeOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.workload import (
-    DONE, IN_PROGRESS, ROLLED_BACK, ROLLING_BACK, Workload, pod_converged, pod_matches, selector_matches,
+    DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK, Workload, pod_converged, pod_matches, selector_matches,
     selector_string, snapshot, template_refusals, undrain_leftovers, write_record,
 )
 
 RESTART_ANNOTATION = 'inplace.k8s/restart-id'
 POLL_SECONDS = 2.0
+WATCH_POLL_SECONDS = 1.0
 OWNER_MARGIN = 120   # seconds beyond two wait_timeouts that a workload record stays owned between steps
 # Pod statuses the batch step reports in failed_pods (the engine's errors and refused pods), and the
 # statuses of a whole-batch entry: the gate did not let the batch through / a change failed as a whole.
@@ -54,6 +63,7 @@ class Rollout(object):
         self.images = params.get('images') or {}
         self.resources = params.get('resources') or {}
         self.restart = params.get('restart') or []
+        self.watched = params.get('watch') or {}
         self.warnings = []
         self.workload = None
         # The role calls one module per step: the run is its run_id and the ansible-playbook process.
@@ -61,8 +71,15 @@ class Rollout(object):
         self.owner = record.new_owner(params.get('run_id') or ('playbook-%s' % pid if pid else None), pid=pid)
         if params.get('kind'):
             self.workload = Workload(kube, params['kind'], params['namespace'], params['name'], clock, sleep)
+        if params.get('unknown_variables'):
+            raise ValidationError(unknown_variables_message(params['unknown_variables'],
+                                                            params.get('known_variables') or []))
         if not (self.images or self.resources or self.restart) and params['state'] in ('prepare', 'batch'):
             raise ValidationError('give images, resources or restart')
+        if (params.get('min_ready_seconds') or 0) < 0 or (params.get('seconds') or 0) < 0:
+            raise ValidationError('min_ready_seconds and seconds must not be negative')
+        if params['state'] == 'release' and self.workload is None:
+            raise ValidationError('state release needs kind and name: pods chosen by label_selectors hold nothing')
         if self.restart and (self.images or self.resources):
             raise ValidationError('restart cannot be combined with images or resources in one rollout')
 
@@ -154,9 +171,14 @@ class Rollout(object):
                 self._stamp(rec, rec)   # another run's rollout of this workload is refused first
             resuming = bool(rec) and rec.get('state') in (IN_PROGRESS, ROLLING_BACK)
             if resuming and rec.get('target') != self.target:
-                raise ValidationError('%s %s/%s has an unfinished rollout to %s (state %s): run it again with '
-                                      'the same change to resume it, or roll it back first' % (
-                                          w.kind, w.namespace, w.name, rec.get('target'), rec.get('state')))
+                raise ValidationError('%s %s/%s has an unfinished rollout to %s (state %s): %s' % (
+                    w.kind, w.namespace, w.name, _brief(rec.get('target')), rec.get('state'), WAY_OUT))
+            if resuming and rec.get('state') == ROLLING_BACK:
+                # The same change after a failed rollback finishes that rollback; it is never applied again.
+                self.warnings.append('%s %s/%s: a rollback of this change did not finish; it is finished now and '
+                                     'the change is not applied again' % (w.kind, w.namespace, w.name))
+                return self.result(w.pods(), changed=True, mode='rollback', batches=[], kept=[], pdbs=[],
+                                   labels={}, revision=None)
             pods = w.pods()
             template_changes = w.set_template(self.images, self.resources, check_mode=True)
             pending = [p for p in pods if self.pending(p)]
@@ -312,6 +334,14 @@ class Rollout(object):
         names = self.params.get('names') or []
         if not names:
             raise ValidationError('state batch needs names: the pods of the batch')
+        unhealthy = self._watch_failures()
+        if unhealthy:
+            # A pod counted done earlier is failing now: nothing of this batch is written.
+            images, resources = self._current_target()
+            out = self.result([], failed_pods=unhealthy, blocked=[], verified={}, relabelled=[], undrained=[],
+                              **self._progress(self.pods(), images, resources))
+            out['warnings'] = _unique(out['warnings'])
+            return out
         try:
             gated = self.gate()
         except InplaceError as exc:
@@ -327,7 +357,16 @@ class Rollout(object):
         failed_names = set(names) if _failed_as_a_whole(changes) else set(item['name'] for item in failed)
         out = self.sync(names=[name for name in names if name not in failed_names])
         out.update(changes)
-        out.update(blocked=gated['blocked'], failed_pods=failed,
+        current = dict((podstate.meta(p, 'name'), p) for p in self.pods())
+        verified = dict((name, watch_entry(current[name], self._watched_containers()))
+                        for name in names if name not in failed_names and name in current
+                        and not self.pending(current[name]) and not self.check_mode)
+        failed.extend(item for item in self._watch_failures(current.values()) if item['name'] not in failed_names)
+        timings = {}
+        for key in CHANGES:
+            for pod in (changes.get(key) or {}).get('pods') or []:
+                timings.setdefault(pod['name'], {})[key] = pod.get('timings') or {}
+        out.update(blocked=gated['blocked'], failed_pods=failed, verified=verified, timings=timings,
                    changed=bool(out['changed'] or any(r.get('changed') for r in changes.values())))
         if self.diff:
             out['diff'] = [r.pop('diff') for r in changes.values() if r.get('diff')]
@@ -341,6 +380,7 @@ class Rollout(object):
         common = {'namespace': self.params['namespace'], 'names': list(names), 'max_concurrency': len(names),
                   'wait_timeout': self.params['wait_timeout'], 'readiness_gate': self.params.get('readiness_gate'),
                   'drain_seconds': self.params.get('drain_seconds') or 0,
+                  'min_ready_seconds': self.params.get('min_ready_seconds') or 0,
                   'force_takeover': bool(self.params.get('force_takeover'))}
         changes = {}
         warn = self.warnings.append
@@ -356,7 +396,10 @@ class Rollout(object):
             changes['images'] = _outcome(lambda: runner.run_operation(
                 self.kube, params, ImageOperation(self.images), self.check_mode, self.diff, warn))
         if self.resources and not changes.get('images', {}).get('failed'):
-            params = dict(common, containers=self.resources, on_failure=on_failure)
+            # After an image change the pods were held min_ready_seconds already; later crashes are
+            # caught by the watch of the verified pods.
+            params = dict(common, containers=self.resources, on_failure=on_failure,
+                          min_ready_seconds=0 if self.images else common['min_ready_seconds'])
             changes['resources'] = _outcome(lambda: resize.execute(self.kube, params, self.check_mode, self.diff,
                                                                    warn))
         return changes
@@ -373,18 +416,66 @@ class Rollout(object):
                 return rec['target'].get('images') or {}, rec['target'].get('resources') or {}
         return self.images, self.resources
 
+    # ---- watch
+
+    def _watched_containers(self):
+        """The containers whose health counts: those the change touches."""
+        if self.restart:
+            return list(self.restart)
+        return sorted(set(self.images) | set(self.resources))
+
+    def _watch_failures(self, pods=None):
+        """failed_pods entries for the watched pods (``watch``) that no longer run as verified."""
+        if not self.watched or self.check_mode:
+            return []
+        pods = self.pods() if pods is None else pods
+        return watch_failures(pods, self.watched)
+
+    def watch(self):
+        """Watch the pods verified so far for ``seconds``; return at the first failure (failed_pods)."""
+        seconds = self.params.get('seconds') or 0
+        if self.check_mode or not self.watched:
+            return self.result([], failed_pods=[], watched=0, message='would watch %d pod(s) for %ss' % (
+                len(self.watched), seconds) if self.check_mode else 'no pod to watch')
+        deadline = self.clock() + seconds
+        while True:
+            self._renew()
+            failed = self._watch_failures()
+            remaining = deadline - self.clock()
+            if failed or remaining <= 0:
+                return self.result([], failed_pods=failed, watched=len(self.watched),
+                                   message='%d of %d watched pod(s) failed' % (len(failed), len(self.watched))
+                                   if failed else '%d pod(s) stayed healthy for %ss' % (len(self.watched), seconds))
+            self.sleep(min(WATCH_POLL_SECONDS, remaining))
+
     # ---- finish
 
-    def finish(self):
+    def release(self):
+        """End the rollout where it stands: restore the controller's strategy (pods left on the old
+        version stay protected, as in finish), mark the record released; no pod is changed."""
+        return self.finish(final=RELEASED)
+
+    def finish(self, final=None):
         w = self.workload
         if w is None:
             return self.sync()
+        if final == RELEASED:
+            w.read()
+            rec = w.record or {}
+            images = (rec.get('target') or {}).get('images') or {}
+            resources = (rec.get('target') or {}).get('resources') or {}
+            if rec.get('state') not in (IN_PROGRESS, ROLLING_BACK):
+                return self.result(w.pods(), changed=False, old=[], message='%s %s/%s: no unfinished rollout to '
+                                   'release (record state %s)' % (w.kind, w.namespace, w.name, rec.get('state')))
+            if rec.get('state') == ROLLING_BACK:
+                images = (rec.get('before') or {}).get('images') or {}
+                resources = (rec.get('before') or {}).get('resources') or {}
+            return self._release(rec, images, resources, final)
         images, resources = self._current_target()
         synced = self.sync()
         rec = w.record
-        pods = w.pods()
-        old = [p for p in pods if not pod_matches(p, images, resources)]
         if self.restart or not rec:
+            old = [p for p in w.pods() if not pod_matches(p, images, resources)]
             # A restart changes no template and holds nothing (a record is another rollout's): wait until
             # the workload reports the restarted pods ready again.
             if self.restart and not self.check_mode:
@@ -392,8 +483,15 @@ class Rollout(object):
                            self.params['wait_timeout'])
             return self.result(w.pods(), changed=synced['changed'])
         final = ROLLED_BACK if rec.get('state') in (ROLLING_BACK, ROLLED_BACK) else DONE
+        return self._release(rec, images, resources, final, synced['changed'])
+
+    def _release(self, rec, images, resources, final, synced=False):
+        """Restore the saved strategy, record ``final``, wait for the controller's status."""
+        w = self.workload
+        pods = w.pods()
+        old = [p for p in pods if not pod_matches(p, images, resources)]
         spec, two_step = w.release_spec(rec.get('saved') or {}, [batching.ordinal(p) for p in old], len(pods))
-        changed = bool(synced['changed'] or spec or rec.get('state') != final)
+        changed = bool(synced or spec or rec.get('state') != final)
         if not changed or self.check_mode:
             return self.result(pods, changed=changed, old=[podstate.meta(p, 'name') for p in old])
         timeout = self.params['wait_timeout']
@@ -422,7 +520,9 @@ class Rollout(object):
             raise ValidationError('%s %s/%s has no rollout record to roll back' % (w.kind, w.namespace, w.name))
         before = rec.get('before') or {}
         images, resources = before.get('images') or {}, before.get('resources') or {}
-        changed = rec.get('state') != ROLLING_BACK or w.set_template(images, resources, check_mode=True)
+        # Resuming a rollback, or asked again after it finished: write only what is not back yet.
+        changed = rec.get('state') not in (ROLLING_BACK, ROLLED_BACK) or bool(
+            w.set_template(images, resources, check_mode=True))
         labels, revision = {}, None
         if changed and not self.check_mode:
             write_record(w, dict(rec, state=ROLLING_BACK), w.hold_spec(), stamp=self._stamp)
@@ -459,6 +559,61 @@ class Rollout(object):
 
     def run(self):
         return getattr(self, self.params['state'])()
+
+
+WAY_OUT = ('resume it by running the same change again, or end it - roll it back (role: rollout_action=rollback, '
+           'module: state=rollback then finish) to restore the template and pods from before, or release it '
+           '(rollout_action=release, state=release) to restore the controller and leave every pod as it is')
+
+
+def _brief(target):
+    """A rollout target for messages: only what it changes."""
+    return dict((k, v) for k, v in (target or {}).items() if v) or target
+
+
+def watch_entry(pod, containers):
+    """What a pod is watched against once it was counted done: its uid and the containers' IDs."""
+    return {'uid': podstate.meta(pod, 'uid'), 'containers': dict(
+        (name, podstate.container_status(pod, name).get('containerID')) for name in containers
+        if podstate.find_container(pod, name) is not None and podstate.find_container(pod, name).kind != podstate.INIT)}
+
+
+def watch_failures(pods, watched):
+    """failed_pods entries ({name, status, reason}) for watched pods that crashed, restarted or turned
+    unready since they were counted done. A pod that is gone or was replaced (another uid) is not ours
+    any more and not reported (a scale-down, or the controller's doing)."""
+    by_name = dict((podstate.meta(p, 'name'), p) for p in pods)
+    found = []
+    for name in sorted(watched):
+        entry = watched[name] or {}
+        pod = by_name.get(name)
+        if pod is None or podstate.is_terminating(pod) or (entry.get('uid') and podstate.meta(pod, 'uid') != entry['uid']):
+            continue
+        for container, container_id in sorted((entry.get('containers') or {}).items()):
+            status = podstate.container_status(pod, container)
+            left = podstate.left_running(status, container_id) if container_id else None
+            if left:
+                reason, message = left
+                detail = podstate.exit_detail(status) if reason not in ('Error', 'Completed') else ''
+                found.append({'name': name, 'status': FAILED, 'reason': 'container %s %s after it was counted '
+                              'done: %s%s%s' % (container, 'restarted' if status.get('restartCount') else 'stopped',
+                                                reason, ': ' + message if message else '', detail)})
+                break
+            if not status.get('ready'):
+                found.append({'name': name, 'status': FAILED, 'reason': 'container %s turned unready after it '
+                              'was counted done (readiness probe or gate)' % container})
+                break
+    return found
+
+
+def unknown_variables_message(unknown, known):
+    """Name each unknown role variable with the closest known one."""
+    parts = []
+    for name in sorted(unknown):
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        parts.append('%s (did you mean %s?)' % (name, close[0]) if close else name)
+    return 'unknown variable(s) of the rollout role: %s; the role knows: %s' % (
+        ', '.join(parts), ', '.join(sorted(known)))
 
 
 def _outcome(step):

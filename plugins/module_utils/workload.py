@@ -38,7 +38,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils import drain, imageref
 from ansible_collections.inplace.k8s.plugins.module_utils import resources as resources_util
 from ansible_collections.inplace.k8s.plugins.module_utils.client import JSON_PATCH, MERGE_PATCH, retry_conflict
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
-    InplaceError, ValidationError, WaitTimeout,
+    ApiError, InplaceError, NotFoundError, ValidationError, WaitTimeout,
 )
 
 KINDS = {
@@ -52,7 +52,7 @@ REVISION_LABEL = 'controller-revision-hash'
 TEMPLATE_GENERATION_LABEL = 'pod-template-generation'
 TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation'
 HASH_LABEL = 'pod-template-hash'
-IN_PROGRESS, DONE, ROLLING_BACK, ROLLED_BACK = 'in-progress', 'done', 'rolling-back', 'rolled-back'
+IN_PROGRESS, DONE, ROLLING_BACK, ROLLED_BACK, RELEASED = 'in-progress', 'done', 'rolling-back', 'rolled-back', 'released'
 POLL_SECONDS = 1.0
 
 
@@ -309,7 +309,18 @@ class Workload(object):
         return path + ('/' + quote(name, safe='') if name else '')
 
     def read(self):
-        self.obj = self.kube.request('GET', self.path(name=self.name))
+        try:
+            self.obj = self.kube.request('GET', self.path(name=self.name))
+        except NotFoundError:
+            try:
+                self.kube.request('GET', '/api/v1/namespaces/%s' % quote(self.namespace, safe=''))
+            except NotFoundError:
+                raise ValidationError('namespace %s does not exist (rollout_target.namespace / namespace): '
+                                      'nothing was changed' % self.namespace)
+            except ApiError:
+                pass   # the namespace may not be readable with these credentials; the workload is missing
+            raise ValidationError('%s %s not found in namespace %s (rollout_target.kind / name): nothing was changed'
+                                  % (self.kind, self.name, self.namespace))
         return self.obj
 
     def patch(self, body, content_type=MERGE_PATCH):

@@ -36,7 +36,13 @@ description:
     entry for the whole batch with status V(blocked).
   - V(finish) restores the strategy (never letting the controller replace pods left on the old version) and waits
     until the workload's own status says it is fully updated.
-  - V(rollback) writes the template values from before back and returns the pods to update back.
+  - V(rollback) writes the template values from before back and returns the pods to update back; with a rollback that
+    did not finish, V(prepare) given the same change returns mode V(rollback) so that it is finished, never the change
+    applied again.
+  - V(release) ends an unfinished rollout (or rollback) where it stands - the controller's strategy is restored (pods
+    left on the old version stay protected, as with V(finish)), the record says C(released), no pod is changed.
+  - V(watch) watches the pods of O(watch) for O(seconds), returning at the first that crashed, restarted or turned
+    unready (RV(failed_pods)).
   - With O(allow_recreate), a change that cannot be made in place is written to the template in V(prepare) and the
     controller's own rolling update replaces the pods.
 author:
@@ -48,7 +54,7 @@ options:
     description: The step to run.
     type: str
     required: true
-    choices: [prepare, gate, sync, batch, finish, rollback]
+    choices: [prepare, gate, sync, batch, watch, finish, rollback, release]
   namespace:
     description: Namespace of the workload or pods.
     type: str
@@ -145,6 +151,33 @@ options:
     description: Take over the workload record of another run that has not expired (only when it is dead).
     type: bool
     default: false
+  min_ready_seconds:
+    description:
+      - With V(batch), each changed container must stay running and ready this long after it was verified before
+        its pod counts as done; a crash, restart or failed readiness meanwhile fails the pod (and O(on_failure)
+        applies), as a Deployment's C(minReadySeconds).
+    type: int
+    default: 0
+  watch:
+    description:
+      - Pods counted done earlier in this rollout, as V(batch) returns them in RV(verified) (pod name -> C(uid) and
+        C(containers), container name -> container ID). V(batch) and V(watch) report each of them that crashed,
+        restarted or turned unready since in RV(failed_pods); V(batch) then changes nothing.
+    type: dict
+  seconds:
+    description: With V(watch), how long to watch the pods of O(watch) (returns at the first failure).
+    type: int
+    default: 0
+  unknown_variables:
+    description:
+      - With V(prepare), the role's variables the user set that the role does not know; any fails the step, naming
+        the closest of O(known_variables).
+    type: list
+    elements: str
+  known_variables:
+    description: With O(unknown_variables), the variables the role knows.
+    type: list
+    elements: str
 attributes:
   check_mode:
     description: Reports what would be written; writes nothing.
@@ -267,12 +300,23 @@ restart:
   type: dict
 failed_pods:
   description:
-    - The failures of the batch - C(name), C(status), C(reason) of each pod that failed, was rolled back, conflicted
+    - The failures of the batch (and of V(watch)), including pods of O(watch) that crashed, restarted or turned unready
+      after they were counted done - C(name), C(status), C(reason) of each pod that failed, was rolled back, conflicted
       with another run or was refused, and one entry for the whole batch (C(name) the pod names joined by commas)
       with status V(failed) for a change that failed as a whole, or V(blocked) for a gate that did not let it through.
-  returned: batch (also when the batch was blocked)
+  returned: batch (also when the batch was blocked), watch
   type: list
   elements: dict
+verified:
+  description:
+    - The pods of the batch counted done (pod name -> C(uid), C(containers) - container name -> container ID); pass
+      them, merged over the batches, as O(watch) to the later steps.
+  returned: batch
+  type: dict
+watched:
+  description: How many pods V(watch) watched.
+  returned: watch
+  type: int
 relabelled:
   description: Pods given the new revision labels (or marked restarted).
   returned: sync, batch
@@ -302,7 +346,8 @@ from ansible_collections.inplace.k8s.plugins.module_utils.recreate import STRATE
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import Rollout
 
 MODULE_ARGS = {
-    'state': {'type': 'str', 'required': True, 'choices': ['prepare', 'gate', 'sync', 'batch', 'finish', 'rollback']},
+    'state': {'type': 'str', 'required': True,
+              'choices': ['prepare', 'gate', 'sync', 'batch', 'watch', 'finish', 'rollback', 'release']},
     'namespace': {'type': 'str', 'required': True},
     'kind': {'type': 'str', 'choices': ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']},
     'name': {'type': 'str'},
@@ -326,6 +371,11 @@ MODULE_ARGS = {
     'wait_timeout': {'type': 'int', 'default': 300},
     'run_id': {'type': 'str'},
     'force_takeover': {'type': 'bool', 'default': False},
+    'min_ready_seconds': {'type': 'int', 'default': 0},
+    'watch': {'type': 'dict'},
+    'seconds': {'type': 'int', 'default': 0},
+    'unknown_variables': {'type': 'list', 'elements': 'str'},
+    'known_variables': {'type': 'list', 'elements': 'str'},
 }
 
 

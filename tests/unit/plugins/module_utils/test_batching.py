@@ -84,3 +84,9 @@ def test_plan_batches_resume_skips_done_pods_and_canary():
 
 def test_plan_batches_nothing_to_do():
     assert batching.plan_batches(ORDERED, [], 2, canary='50%') == {'batches': [], 'kept': []}
+
+
+def test_a_percentage_over_100_is_refused():
+    with pytest.raises(ValidationError) as err:
+        batching.resolve_count('150%', 4, 'batch_size')
+    assert 'batch_size must be at most 100%' in str(err.value)

@@ -151,3 +151,23 @@ def test_is_newer(web_pod):
     assert podstate.is_newer(web_pod, other)
     assert not podstate.is_newer(other, web_pod)
     assert podstate.is_newer(web_pod, None)
+
+
+@pytest.mark.parametrize('status, known, expected', [
+    ({'state': {'waiting': {'reason': 'CrashLoopBackOff'}}, 'lastState': {'terminated': {'containerID': 'old'}}},
+     ('old', None), True),
+    ({'state': {'waiting': {'reason': 'CrashLoopBackOff'}}, 'lastState': {'terminated': {'containerID': 'new'}}},
+     ('old', None), False),
+    ({'state': {'waiting': {'reason': 'CrashLoopBackOff'}}}, ('old', None), False),
+    ({'state': {'waiting': {'reason': 'ImagePullBackOff'}}, 'lastState': {'terminated': {'containerID': 'old'}}},
+     ('old', None), False),
+])
+def test_backing_off_before(status, known, expected):
+    assert podstate.backing_off_before(status, known) is expected
+
+
+def test_crash_loop_failure_names_the_exit_code_and_last_log_line():
+    status = {'state': {'waiting': {'reason': 'CrashLoopBackOff', 'message': 'back-off 10s'}},
+              'lastState': {'terminated': {'exitCode': 3, 'message': 'starting\npanic: bad flag'}}}
+    assert podstate.container_failure(status) == ('CrashLoopBackOff',
+                                                  'back-off 10s (exit code 3, last log: panic: bad flag)')

@@ -15,6 +15,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PA
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import NotFoundError, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import RESTART_ANNOTATION, Rollout
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import watch_failures as rollout_watch_failures
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 
@@ -219,3 +220,79 @@ def test_run_operation_needs_no_module():
                                              max_concurrency=2), ImageOperation({'app': NEW}), warn=warnings.append)
     assert [p['name'] for p in result['pods']] == ['web-0'] and 'diff' not in result
     assert warnings == ['pod(s) not found in namespace shop: web-9']
+
+
+# ---- health watched for the whole rollout
+
+def running(container_id, ready=True, restarts=0, **extra):
+    status = {'name': 'app', 'containerID': container_id, 'ready': ready, 'restartCount': restarts,
+              'state': {'running': {}}}
+    status.update(extra)
+    return status
+
+
+def watched_pod(name, status, uid=None):
+    return {'metadata': {'name': name, 'uid': uid or 'uid-' + name},
+            'spec': {'containers': [{'name': 'app', 'image': NEW}]}, 'status': {'containerStatuses': [status]}}
+
+
+WATCHED = {'a': {'uid': 'uid-a', 'containers': {'app': 'c1'}}}
+
+
+@pytest.mark.parametrize('status, uid, expected', [
+    (running('c1'), None, None),
+    (running('c1', ready=False), None, 'turned unready'),
+    (running('c2', restarts=1, lastState={'terminated': {'exitCode': 1, 'reason': 'Error', 'containerID': 'c1'}}),
+     None, 'restarted after it was counted done'),
+    ({'name': 'app', 'containerID': 'c1', 'ready': False, 'restartCount': 1,
+      'state': {'waiting': {'reason': 'CrashLoopBackOff', 'message': 'back-off 10s'}},
+      'lastState': {'terminated': {'exitCode': 1, 'reason': 'Error', 'message': 'boom\nfatal: no config'}}},
+     None, 'CrashLoopBackOff: back-off 10s (exit code 1, last log: fatal: no config)'),
+    (running('c9'), 'uid-other', None),   # replaced by someone else: not ours, not reported
+])
+def test_watch_failures(status, uid, expected):
+    found = rollout_watch_failures([watched_pod('a', status, uid)], WATCHED)
+    if expected is None:
+        assert found == []
+    else:
+        assert len(found) == 1 and found[0]['name'] == 'a' and found[0]['status'] == 'failed'
+        assert expected in found[0]['reason']
+
+
+def test_a_watched_pod_that_is_gone_is_not_a_failure():
+    assert rollout_watch_failures([], WATCHED) == []
+
+
+def test_batch_returns_verified_pods_and_changes_nothing_when_a_watched_pod_fails():
+    kube = Kube()
+    first = batch(kube, images={'app': NEW}, names=['web-0'], min_ready_seconds=0)
+    assert set(first['verified']) == {'web-0'}
+    assert first['timings']['web-0']['images']['queued'] >= 0
+    status = kube.pods['web-0']['status']['containerStatuses'][0]
+    status.update(ready=False)
+    writes = len(kube.writes())
+    second = batch(kube, images={'app': NEW}, names=['web-1'], watch=first['verified'])
+    assert [p['name'] for p in second['failed_pods']] == ['web-0']
+    assert 'turned unready' in second['failed_pods'][0]['reason']
+    assert len(kube.writes()) == writes and kube.image('web-1') == 'registry.example/app:1.0'
+
+
+def test_watch_returns_at_the_first_failure_and_sleeps_otherwise():
+    kube = Kube()
+    first = batch(kube, images={'app': NEW}, names=['web-0'])
+    clock = Clock()
+    quiet = Rollout(kube, params(state='watch', seconds=5, watch=first['verified'], images={'app': NEW}),
+                    clock=clock, sleep=clock.sleep).run()
+    assert quiet['failed_pods'] == [] and clock.now >= 5
+    kube.pods['web-0']['status']['containerStatuses'][0].update(ready=False)
+    clock = Clock()
+    caught = Rollout(kube, params(state='watch', seconds=30, watch=first['verified'], images={'app': NEW}),
+                     clock=clock, sleep=clock.sleep).run()
+    assert [p['name'] for p in caught['failed_pods']] == ['web-0'] and clock.now < 30
+
+
+def test_unknown_role_variables_name_the_closest_known_one():
+    with pytest.raises(ValidationError) as err:
+        batch(Kube(), state='prepare', images={'app': NEW}, unknown_variables=['rollout_image'],
+              known_variables=['rollout_images', 'rollout_target'])
+    assert 'rollout_image (did you mean rollout_images?)' in str(err.value)
