@@ -60,7 +60,9 @@ ROLE_TASK = {
     'ansible.builtin.include_role': {'name': 'inplace.k8s.rollout'},
     'vars': {'rollout_target': {'kind': '{{ bench_kind }}', 'name': 'bench', 'namespace': '{{ bench_namespace }}'},
              'rollout_images': {'app': '{{ bench_image }}'}, 'rollout_batch_size': '{{ bench_batch }}',
-             'rollout_wait_timeout': '{{ bench_timeout }}'},
+             'rollout_wait_timeout': '{{ bench_timeout }}',
+             # Like for like with the native rolling updates measured beside it (minReadySeconds 0).
+             'rollout_min_ready_seconds': 0},
 }
 
 
