@@ -172,7 +172,8 @@ class Rollout(object):
             resuming = bool(rec) and rec.get('state') in (IN_PROGRESS, ROLLING_BACK)
             if resuming and rec.get('target') != self.target:
                 raise ValidationError('%s %s/%s has an unfinished rollout to %s (state %s): %s' % (
-                    w.kind, w.namespace, w.name, _brief(rec.get('target')), rec.get('state'), WAY_OUT))
+                    w.kind, w.namespace, w.name, json.dumps(_brief(rec.get('target')), sort_keys=True), rec.get('state'),
+                    WAY_OUT))
             if resuming and rec.get('state') == ROLLING_BACK:
                 # The same change after a failed rollback finishes that rollback; it is never applied again.
                 self.warnings.append('%s %s/%s: a rollback of this change did not finish; it is finished now and '
@@ -495,6 +496,14 @@ class Rollout(object):
         if not changed or self.check_mode:
             return self.result(pods, changed=changed, old=[podstate.meta(p, 'name') for p in old])
         timeout = self.params['wait_timeout']
+        if final == RELEASED:
+            # Pods may be left failing: restore the strategy and wait only until the controller saw it.
+            write_record(w, dict(rec, state=final, finished=record.timestamp()), spec, stamp=self._stamp)
+            w.wait_for('the controller to observe the release', w.observed, timeout)
+            self.warnings.append('%s %s/%s released: %d pod(s) not on the rollout\'s target stay as they are%s' % (
+                w.kind, w.namespace, w.name, len(old), (': ' + ', '.join(podstate.meta(p, 'name') for p in old))
+                if old else ''))
+            return self.result(w.pods(), changed=True, old=[podstate.meta(p, 'name') for p in old])
         if two_step:
             replicas = w.spec.get('replicas', len(pods))
             write_record(w, rec, {'updateStrategy': {'type': 'RollingUpdate', 'rollingUpdate': {'partition': replicas}}},
