@@ -520,8 +520,9 @@ class Engine(object):
             return PodFailure(run.plan.name, *failure) if failure else None
         return failed
 
-    def _wait(self, run, plan, rec, pod):
-        """Wait for the containers of ``plan``: each stage in turn, failing early."""
+    def _wait(self, run, plan, rec, pod, prefix=''):
+        """Wait for the containers of ``plan``: each stage in turn, failing early. ``prefix``: of the
+        timings' names (a rollback's waits are told apart from the change's)."""
         before = (rec or {}).get('before') or {}
         generation = (rec or {}).get('generation') or podstate.meta(pod, 'generation')
         containers = plan.to_wait()
@@ -552,7 +553,7 @@ class Engine(object):
                 if why:
                     raise WaitTimeout('%s: %s' % (exc.msg, why))
                 raise
-            run.mark(stage, since)
+            run.mark(prefix + stage, since)
         if self.options.min_ready_seconds > 0:
             verified = dict((c.name, podstate.container_status(run.pod, c.name)) for c in containers)
 
@@ -566,7 +567,7 @@ class Engine(object):
                         return PodFailure(plan.name, found[0], found[1], container=cplan.name)
                 return None
             run.pod = self.watcher.hold(plan.name, unstable, self.options.min_ready_seconds)
-            run.mark('stable', since)
+            run.mark(prefix + 'stable', since)
         return run.pod
 
     def _act(self, run, rec, groups):
@@ -617,7 +618,8 @@ class Engine(object):
         run.rollback = dict((c.name, c.desired) for c in back.updates())
         run.write_time = self.clock()
         # Wait for new containers (not the failed ones) running the old values.
-        self._wait(run, back, {'generation': podstate.meta(pod, 'generation'), 'before': failed_state}, pod)
+        self._wait(run, back, {'generation': podstate.meta(pod, 'generation'), 'before': failed_state}, pod,
+                   prefix='rollback_')
 
     def _finish_record(self, run, rec, state, **fields):
         if not rec:

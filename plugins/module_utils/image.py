@@ -12,11 +12,12 @@ from ansible_collections.inplace.k8s.plugins.module_utils.engine import Operatio
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
 
 
-def validate_images(images):
-    """Raise ValidationError naming every invalid reference (before anything is written)."""
+def validate_images(images, field='containers'):
+    """Raise ValidationError naming every invalid reference (before anything is written); ``field``
+    names the option in the message."""
     if not images:
-        raise ValidationError('containers: give at least one container name -> image')
-    errors = ['containers.%s: %s' % (name, podstate.image_error(image)) for name, image in sorted(images.items())
+        raise ValidationError('%s: give at least one container name -> image' % field)
+    errors = ['%s.%s: %s' % (field, name, podstate.image_error(image)) for name, image in sorted(images.items())
               if podstate.image_error(image)]
     if errors:
         raise ValidationError('invalid image reference(s), nothing was changed: %s; give references such as '

@@ -34,7 +34,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils import (
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError, ValidationError, WaitTimeout
-from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation, validate_images
 from ansible_collections.inplace.k8s.plugins.module_utils.resize import ResizeOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.workload import (
     DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK, Workload, pod_converged, pod_matches, selector_matches,
@@ -76,6 +76,8 @@ class Rollout(object):
                                                             params.get('known_variables') or []))
         if not (self.images or self.resources or self.restart) and params['state'] in ('prepare', 'batch'):
             raise ValidationError('give images, resources or restart')
+        if self.images:
+            validate_images(self.images, 'images (rollout_images)')
         if (params.get('min_ready_seconds') or 0) < 0 or (params.get('seconds') or 0) < 0:
             raise ValidationError('min_ready_seconds and seconds must not be negative')
         if params['state'] == 'release' and self.workload is None:
@@ -91,6 +93,8 @@ class Rollout(object):
 
     def pods(self):
         if self.workload is not None:
+            if self.workload.obj is None:
+                self.workload.read()
             return self.workload.pods()
         selectors = self.params.get('label_selectors') or []
         if not selectors:

@@ -294,7 +294,10 @@ pods:
       description: The readiness gate handling; null when the pod was not drained.
       type: dict
     timings:
-      description: Seconds spent in each phase (of the last container group with O(ordered)).
+      description: >-
+        Seconds spent in each phase - C(queued) waiting for one of O(max_concurrency) slots, C(drain),
+        C(restart), C(ready), C(stable) (O(min_ready_seconds)), C(undrain), C(total); C(rollback_restart),
+        C(rollback_ready), C(rollback_stable) for a pod rolled back (of the last container group with O(ordered)).
       type: dict
       sample: {drain: 5.1, restart: 1.2, ready: 1.9, undrain: 0.4, total: 7.6}
     containers:

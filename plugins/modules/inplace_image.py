@@ -218,7 +218,10 @@ pods:
           description: Why the gate was left V(False), or what went wrong restoring it.
           type: str
     timings:
-      description: Seconds spent in each phase.
+      description: >-
+        Seconds spent in each phase - C(queued) waiting for one of O(max_concurrency) slots, C(drain),
+        C(restart), C(ready), C(stable) (O(min_ready_seconds)), C(undrain), C(total); C(rollback_restart),
+        C(rollback_ready), C(rollback_stable) for a pod rolled back.
       type: dict
       sample: {drain: 5.1, restart: 1.2, ready: 1.9, undrain: 0.4, total: 7.6}
     rolled_back_to:

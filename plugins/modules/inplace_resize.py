@@ -230,7 +230,10 @@ pods:
       description: The readiness gate handling; null when the pod was not drained.
       type: dict
     timings:
-      description: Seconds spent in each phase.
+      description: >-
+        Seconds spent in each phase - C(queued) waiting for one of O(max_concurrency) slots, C(drain),
+        C(restart), C(ready), C(stable) (O(min_ready_seconds)), C(undrain), C(total); C(rollback_restart),
+        C(rollback_ready), C(rollback_stable) for a pod rolled back.
       type: dict
       sample: {restart: 0.0, ready: 0.6, total: 0.7}
     rolled_back_to:
