@@ -29,7 +29,8 @@ except ImportError as exc:  # pragma: no cover - exercised by the sanity import 
 
 from ansible_collections.inplace.k8s.plugins.module_utils import kubeconfig
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
-    ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
+    REFUSALS, AdmissionDenied, ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
+    classify_refusal,
 )
 
 # The kubernetes package is a requirement, but it is imported only where it is needed (kubeconfig.py):
@@ -125,8 +126,14 @@ def _error_from_response(status, body, headers):
         message = ('401 Unauthorized: the API server rejected the credentials (api_key/token invalid or '
                    'expired, or a client certificate it does not trust); renew the token or fix the user '
                    'of the kubeconfig')
-    elif status == 403:
-        message = '403 Forbidden: %s; grant it: rbac/inplace-k8s-rbac.yml lists what each module needs' % message
+    refusal, webhook = classify_refusal(status, message, causes)
+    if refusal:
+        cls, why, fix = REFUSALS[refusal]
+        extra = {'webhook': webhook} if cls is AdmissionDenied else {}
+        return cls('%s %s%s: %s; %s' % (status, why, ' (%s)' % webhook if webhook else '', message, fix),
+                   status=status, reason=refusal, causes=causes, **extra)
+    if status == 403:
+        message = '403 Forbidden: %s' % message
     retry_after = headers.get('Retry-After') if headers else None
     if status == 404:
         cls = NotFoundError
@@ -255,10 +262,11 @@ class Kube(object):
             if not token:
                 return items, (page.get('metadata') or {}).get('resourceVersion')
 
-    def patch_pod(self, namespace, name, body, content_type=JSON_PATCH, subresource=None):
-        """PATCH a pod or one of its subresources ('status', 'resize'); the pod after the write."""
-        return self.request('PATCH', self.pod_path(namespace, name, subresource), body=body,
-                            content_type=content_type)
+    def patch_pod(self, namespace, name, body, content_type=JSON_PATCH, subresource=None, dry_run=False):
+        """PATCH a pod or one of its subresources ('status', 'resize'); the pod after the write (with
+        ``dry_run``: as the server would store it, admission included, nothing stored)."""
+        return self.request('PATCH', self.pod_path(namespace, name, subresource),
+                            {'dryRun': 'All'} if dry_run else None, body=body, content_type=content_type)
 
     def watch_pods(self, namespace, resource_version, label_selector=None, field_selector=None,
                    timeout_seconds=60):

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible_collections.inplace.k8s.plugins.module_utils import drain, plan as planning, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.client import retry_conflict
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
-    ApiError, InplaceError, PodFailure, ValidationError, WaitTimeout,
+    AdmissionDenied, ApiError, InplaceError, PodFailure, ValidationError, WaitTimeout,
 )
 
 # Pod statuses in the result. RESUMED: a run stopped before it set the readiness gate True again
@@ -153,12 +153,18 @@ class Operation(object):
         """Extra per-container result fields (for example old_image / new_image)."""
         return {}
 
+    def admitted(self, kube, written, pod_plan, rec):
+        """After write(): ``written`` is the pod as the server stored it, which admission may have made
+        differ from what was sent. (pod, plan, record) to wait for: the default keeps what was written."""
+        return written, pod_plan, rec
+
     def check(self, plans):
         """Raise ValidationError to stop the whole run before anything is written (default: accept)."""
 
     def preview(self, kube, pod_plan):
         """Check mode: have the server validate the change without writing it (default: nothing).
-        Raise ApiError or PodFailure when the real run would fail."""
+        Raise ApiError or PodFailure when the real run would fail; a string returned is a note for
+        the pod's reason (for example what admission would store instead)."""
 
     def stalled(self, pod, cplans):
         """Why a wait that timed out has not finished (added to the timeout message), or None.
@@ -221,6 +227,7 @@ class Engine(object):
         self.owner = owner or record.new_owner(pid=os.getpid())
         self.warnings = []
         self._lock = threading.Lock()
+        self._denied = None   # admission denied the change on a pod: the others are not attempted
 
     def warn(self, message):
         with self._lock:
@@ -265,14 +272,14 @@ class Engine(object):
         if plan.action == planning.UPDATE:
             self._gate_of(plan.pod)
             try:
-                self.op.preview(self.kube, plan)
+                note = self.op.preview(self.kube, plan)
             except PodFailure as exc:
                 run.error = exc.as_dict()
                 return run.finish(FAILED, str(exc))
             except ApiError as exc:
                 run.error = {'container': None, 'reason': type(exc).__name__, 'message': exc.msg}
                 return run.finish(FAILED, 'the server refuses the change: %s' % exc.msg)
-            return run.finish(WOULD_UPDATE)
+            return run.finish(WOULD_UPDATE, note)
         if self._resumable(plan.pod):
             return run.finish(WOULD_UPDATE, 'would finish an interrupted run: readiness gate %s left False'
                               % self.options.readiness_gate)
@@ -288,6 +295,10 @@ class Engine(object):
         run = PodRun(plan, self.clock)
         if plan.action == planning.REFUSED:
             return self._refuse(run)
+        if self._denied and plan.action == planning.UPDATE:
+            # Admission refused this change on another pod: the same policy refuses it here too.
+            run.error = {'container': None, 'reason': 'AdmissionDenied', 'message': self._denied}
+            return run.finish(FAILED, 'not attempted: %s' % self._denied)
         busy = self._holder(plan.pod)
         if busy:
             return run.finish(CONFLICT, 'pod %s: %s' % (plan.name, busy))
@@ -322,6 +333,8 @@ class Engine(object):
             self._recover(run, rec, exc)
         except (WaitTimeout, ApiError) as exc:
             run.error = {'container': None, 'reason': type(exc).__name__, 'message': exc.msg}
+            if isinstance(exc, AdmissionDenied) and not run.written:
+                self._denied = 'pod %s: %s' % (plan.name, exc.msg)
             self._recover(run, rec, exc)
         finally:
             if gate and run.gate:
@@ -488,6 +501,7 @@ class Engine(object):
                             len(self.op.steps(fresh) or [None]))
             written = self.op.write(self.kube, pod, fresh, rec)
             rec['generation'] = podstate.meta(written, 'generation')
+            written, fresh, rec = self.op.admitted(self.kube, written, fresh, rec)
             run.plan, run.pod, run.written = fresh, written, True
             run.write_time = self.clock()
             return rec

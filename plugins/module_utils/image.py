@@ -7,9 +7,9 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.inplace.k8s.plugins.module_utils import plan, podstate
-from ansible_collections.inplace.k8s.plugins.module_utils.engine import Operation
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils import imageref, plan, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.engine import ConcurrentChange, Operation
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import ConflictError, ValidationError
 
 
 def validate_images(images):
@@ -25,7 +25,11 @@ def validate_images(images):
 
 class ImageOperation(Operation):
     """containers {name: image}. A changed image string restarts that container (not plain init
-    containers, which are refused); done = new container running the image, started and ready."""
+    containers, which are refused); done = new container running the image, started and ready.
+
+    The image a container must run is imageref.effective_image: what the API server stored for the
+    requested image (admission may pin a digest or rewrite the registry; the record keeps ``stored``),
+    or the digest form a restart switched the tag to. The requested string alone is never the target."""
 
     name = 'image'
     can_rollback = True
@@ -33,6 +37,50 @@ class ImageOperation(Operation):
     def __init__(self, images):
         validate_images(images)
         self.target = dict(images)
+
+    def desired(self, pod):
+        return imageref.effective_images(pod, self.target)
+
+    def settled(self, pod, rec):
+        target = rec.get('target') if isinstance(rec, dict) else None
+        if not isinstance(target, dict) or not target:
+            return None
+        return plan.plan_pod(pod, imageref.effective_images(pod, target), self.judge).action == plan.UNCHANGED
+
+    def admitted(self, kube, written, pod_plan, rec):
+        """Admission stored another image than the one written: record it (``stored``, beside the
+        requested ``target``) and make it the target of the wait. The record write is guarded by the
+        record and the stored images, not by resourceVersion (the kubelet's status writes would race it)."""
+        requested = dict((c.name, c.desired) for c in pod_plan.updates())
+        stored = imageref.stored_images(written, requested)
+        if not stored:
+            return written, pod_plan, rec
+        rec = record.transition(rec, rec['state'], stored=stored)
+        annotation = record.pointer('metadata', 'annotations', record.ANNOTATION)
+        ops = [{'op': 'test', 'path': annotation,
+                'value': (podstate.meta(written, 'annotations') or {}).get(record.ANNOTATION)}]
+        for name, image in sorted(stored.items()):
+            ops.append({'op': 'test', 'path': podstate.spec_path(podstate.find_container(written, name)) + '/image',
+                        'value': image})
+        ops.append({'op': 'add', 'path': annotation, 'value': record.encode(written, self.name, rec)})
+        name = podstate.meta(written, 'name')
+        try:
+            written = kube.patch_pod(podstate.meta(written, 'namespace'), name, ops)
+        except ConflictError:
+            raise ConcurrentChange('pod %s: changed by another writer right after its image was written '
+                                   '(stored %s); not overwritten' % (name, _pairs(stored)))
+        return written, pod_plan.retarget(stored), rec
+
+    def preview(self, kube, pod_plan):
+        """Server-side dry run of the image write: admission answers as for the real write. Returns a
+        note when the server would store other images than the ones requested."""
+        pod = pod_plan.pod
+        answer = kube.patch_pod(podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name'),
+                                self.changes(pod, pod_plan), dry_run=True)
+        stored = imageref.stored_images(answer, dict((c.name, c.desired) for c in pod_plan.updates()))
+        if stored:
+            return 'admission would store %s (the target then)' % _pairs(stored)
+        return None
 
     def judge(self, info, value):
         current = info.spec.get('image')
@@ -77,4 +125,9 @@ class ImageOperation(Operation):
     def describe(self, cplan, before_info, after_info):
         status = (after_info or before_info).status if (after_info or before_info) else {}
         return {'old_image': cplan.current, 'new_image': cplan.desired,
+                'requested_image': self.target.get(cplan.name, cplan.desired),
                 'running_image': status.get('image'), 'image_id': status.get('imageID')}
+
+
+def _pairs(images):
+    return ', '.join('%s=%s' % item for item in sorted(images.items()))
