@@ -51,6 +51,8 @@ TRANSIENT_STATUSES = frozenset([429, 500, 502, 503, 504])
 REQUEST_TIMEOUT = (10, 60)  # connect, read (seconds)
 LIST_PAGE_SIZE = 500
 MAX_CONNECTIONS = 16
+WATCH_DEFAULT_SECONDS = 60  # timeoutSeconds of a watch that does not say
+WATCH_READ_MARGIN = 10      # seconds of silence beyond a watch's timeoutSeconds before it counts as stalled
 
 
 # --------------------------------------------------------------------------- retries
@@ -215,12 +217,16 @@ class Kube(object):
             response.release_conn()
 
     def stream(self, path, query):
-        """Yield the JSON lines of a watch. Opening is retried; a broken stream just ends."""
-        response = retry_transient()(self._open)('GET', path, query, timeout=(10, None))
+        """Yield the JSON lines of a watch. Opening is retried; a broken stream just ends, and so does
+        a silent one: the read timeout is the watch's ``timeoutSeconds`` (after which the server ends
+        it) + WATCH_READ_MARGIN, so a half-open connection (no bytes, no FIN) is given up in bounded time."""
+        read = float(query.get('timeoutSeconds') or WATCH_DEFAULT_SECONDS) + WATCH_READ_MARGIN
+        response = retry_transient()(self._open)('GET', path, query, timeout=(10, read))
         try:
             for line in _lines(response):
                 yield json.loads(line)
-        except (urllib3.exceptions.HTTPError, ValueError):
+        except (urllib3.exceptions.HTTPError, ValueError, OSError):
+            response.close()   # a stalled or broken connection is not given back to the pool
             return
         finally:
             response.release_conn()

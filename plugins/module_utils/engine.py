@@ -116,6 +116,11 @@ class Operation(object):
             'restartPolicy', 'Always')
         return podstate.container_failure(info.status if info else {}, policy)
 
+    def overwritten(self, pod, cplan):
+        """While waiting: why another writer has changed what this run set on the container (its spec
+        no longer holds ``cplan.desired``), or None. Default: cannot tell."""
+        return None
+
     def applied(self, pod, cplan, before):
         """Without status.observedGeneration: does the status show the kubelet acted on the change?"""
         status = podstate.container_status(pod, cplan.name)
@@ -328,6 +333,8 @@ class Engine(object):
                 self._finish_record(run, rec, record.DONE)
         except ConcurrentChange as exc:
             run.finish(CONFLICT, exc.msg)
+            if run.written:   # the record must not say in-progress (or settle as done) for another's change
+                self._finish_record(run, rec, record.FAILED, error='conflict: %s' % exc.msg)
         except PodFailure as exc:
             run.error = exc.as_dict()
             self._recover(run, rec, exc)
@@ -467,7 +474,7 @@ class Engine(object):
         write, guarded by resourceVersion (on a conflict the pod is read again)."""
         if not (run.status in FINISHED_OK and run.record):
             return drain.set_gate(self.kube, latest, gate, True)
-        run.pod = latest if podstate.is_newer(latest, run.pod) else run.pod
+        run.pod = self.watcher.freshest(run.pod)
 
         @retry_conflict(on_retry=lambda _exc: self._reread(run))
         def attempt():
@@ -507,9 +514,7 @@ class Engine(object):
             return rec
 
         if self.watcher is not None:
-            latest = self.watcher.get(run.plan.name)
-            if latest is not None and podstate.meta(latest, 'uid') == podstate.meta(run.pod, 'uid'):
-                run.pod = latest if podstate.is_newer(latest, run.pod) else run.pod
+            run.pod = self.watcher.freshest(run.pod)
         return attempt()
 
     def _check_same_pod(self, run, pod):
@@ -537,6 +542,9 @@ class Engine(object):
             if failure is not None:
                 return failure
             for cplan in containers:
+                moved = self.op.overwritten(latest, cplan) if latest is not None else None
+                if moved:
+                    return ConcurrentChange('pod %s: %s; not overwritten' % (plan.name, moved))
                 found = self.op.failure(latest, cplan, before.get(cplan.name, {}), generation)
                 if found:
                     return PodFailure(plan.name, found[0], found[1], container=cplan.name)

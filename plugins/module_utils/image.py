@@ -113,6 +113,14 @@ class ImageOperation(Operation):
             return found if cplan.desired in (found[1] or '') else None
         return found if podstate.running_image_is(podstate.container_status(pod, cplan.name), cplan.desired) else None
 
+    def overwritten(self, pod, cplan):
+        info = podstate.find_container(pod, cplan.name)
+        current = info.spec.get('image') if info is not None else None
+        if current is None or current == cplan.desired or imageref.satisfies(pod, cplan.name, cplan.desired):
+            return None
+        return ('container %s: its image was changed to %s by another writer while this run waited for %s'
+                % (cplan.name, current, cplan.desired))
+
     def done(self, pod, cplan, before):
         info = podstate.find_container(pod, cplan.name)
         return info is not None and podstate.image_converged(info.status, cplan.desired, before.get('containerID'))

@@ -146,6 +146,10 @@ class FakeWatcher(object):
     def observe(self, pod):
         pass
 
+    def freshest(self, pod):
+        latest = self.get(podstate.meta(pod, 'name'))
+        return latest if latest is not None and podstate.meta(latest, 'uid') == podstate.meta(pod, 'uid') else pod
+
     def hold(self, name, failed, seconds):
         pod = self.get(name)
         failure = failed(pod)
@@ -153,8 +157,13 @@ class FakeWatcher(object):
             raise failure
         return pod
 
+    during_wait = None   # hook(cluster, name): runs once, when the next wait starts (another writer)
+
     def wait_for(self, name, done, failed=None, timeout=300):
         self.waits.append(name)
+        if self.during_wait:
+            hook, self.during_wait = self.during_wait, None
+            hook(self.cluster, name)
         pod = self.get(name)
         failure = failed(pod) if failed else None
         if failure is not None:

@@ -517,3 +517,22 @@ def test_after_an_admission_denial_the_other_pods_are_not_attempted():
     assert [p['status'] for p in result['pods']] == ['failed'] * 3
     assert 'not attempted: pod web-0' in result['pods'][2]['reason']
     assert len(writes(cluster)) == 1
+
+
+def test_an_image_changed_by_another_writer_during_the_wait_is_a_conflict():
+    cluster = FakeCluster(pods(2), kubelet=False)
+    watcher = FakeWatcher(cluster)
+
+    def other_writer(fake, name):
+        fake.kubelet = True
+        fake.set_image(name, 'app', 'registry.example/app:other')
+    watcher.during_wait = other_writer
+    runner = engine.Engine(cluster, ImageOperation({'app': NEW}), options(max_concurrency=1), watcher,
+                           sleep=lambda seconds: None)
+    result = runner.run([copy.deepcopy(p) for p in sorted(cluster.pods.values(), key=lambda p: p['metadata']['name'])])
+    first, second = result['pods']
+    assert first['status'] == 'conflict' and 'changed to registry.example/app:other by another writer' in first['reason']
+    assert second['status'] == 'updated'
+    assert spec_of(cluster.pods['web-0'], 'app')['image'] == 'registry.example/app:other'   # never overwritten
+    rec = record.get(cluster.pods['web-0'], 'image')
+    assert rec['state'] == 'failed' and 'conflict' in rec['error']
