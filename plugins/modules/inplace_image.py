@@ -38,7 +38,7 @@ description:
     Check mode sends the write as a server-side dry run and says when admission would store another image.
   - A write that admission denies fails the task at once, naming the webhook or policy and its message; the
     other pods are not attempted.
-  - Another writer that changes the image of a pod while the module waits for it makes that pod V(conflict):
+  - Another writer that changes the image of a pod while the module waits for it makes that pod V(conflict);
     its record is set to V(failed) and the other writer's image is not overwritten.
   - Owners (Deployments, StatefulSets ...) are not changed; their templates still name the old images.
 author:
