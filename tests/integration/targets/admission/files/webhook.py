@@ -79,12 +79,13 @@ class Handler(BaseHTTPRequestHandler):
         request = review.get('request') or {}
         pod = request.get('object') or {}
         response = {'uid': request.get('uid'), 'allowed': True}
-        if self.path == '/mutate':
+        path = self.path.split('?', 1)[0]   # the API server adds ?timeout=5s
+        if path == '/mutate':
             ops = mutate(pod)
             if ops:
                 response['patchType'] = 'JSONPatch'
                 response['patch'] = base64.b64encode(json.dumps(ops).encode('utf-8')).decode('ascii')
-        elif self.path == '/validate':
+        elif path == '/validate':
             denied = validate(pod)
             if denied:
                 response['allowed'] = False
