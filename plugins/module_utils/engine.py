@@ -535,6 +535,7 @@ class Engine(object):
         before = (rec or {}).get('before') or {}
         generation = (rec or {}).get('generation') or podstate.meta(pod, 'generation')
         containers = plan.to_wait()
+        self.watcher.observe(pod)   # the answer of the write: the watch may not have delivered it yet
         gone = self._gone(run)
 
         def failed(latest):

@@ -536,3 +536,27 @@ def test_an_image_changed_by_another_writer_during_the_wait_is_a_conflict():
     assert spec_of(cluster.pods['web-0'], 'app')['image'] == 'registry.example/app:other'   # never overwritten
     rec = record.get(cluster.pods['web-0'], 'image')
     assert rec['state'] == 'failed' and 'conflict' in rec['error']
+
+
+class LaggingWatcher(FakeWatcher):
+    """A watch that has not delivered the write yet: the pods as listed until the engine offers a newer
+    version (observe), then the cluster's."""
+
+    def __init__(self, cluster):
+        super(LaggingWatcher, self).__init__(cluster)
+        self.stale = copy.deepcopy(cluster.pods)
+        self.offered = set()
+
+    def observe(self, pod):
+        self.offered.add(pod['metadata']['name'])
+
+    def get(self, name):
+        return super(LaggingWatcher, self).get(name) if name in self.offered else copy.deepcopy(self.stale.get(name))
+
+
+def test_a_watch_behind_the_write_is_no_conflict():
+    cluster = FakeCluster(pods(2))
+    runner = engine.Engine(cluster, ImageOperation({'app': NEW}), options(), LaggingWatcher(cluster),
+                           sleep=lambda seconds: None)
+    result = runner.run([copy.deepcopy(p) for p in sorted(cluster.pods.values(), key=lambda p: p['metadata']['name'])])
+    assert [p['status'] for p in result['pods']] == ['updated', 'updated']
