@@ -42,6 +42,18 @@ options:
       - Fail when no pod matches. By default the task is V(ok) with C(changed=false) and a warning.
     type: bool
     default: false
+  continue_on_error:
+    description:
+      - A targeted pod that cannot be brought to the target (status V(refused): terminating, not yet
+        scheduled, finished, a container it lacks, a change that cannot be made in place or by the
+        strategy) fails the task by default, naming each pod and why, after every other pod was worked on.
+      - V(true) accepts that: such pods are reported (status V(refused), C(reason)) and warned about, and
+        the task succeeds when every other pod reached the target. Pods whose change failed, was rolled
+        back or met another writer (V(failed), V(rolled_back), V(conflict)) fail the task either way.
+      - Pods that are broken by their image (C(CrashLoopBackOff), C(ErrImagePull) / C(ImagePullBackOff)
+        while V(Pending)) are not refused: they are updated in place and verified like any other.
+    type: bool
+    default: false
   max_concurrency:
     description:
       - How many pods are worked on at the same time.

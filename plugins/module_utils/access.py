@@ -14,10 +14,9 @@ that cannot answer is not an error here: the writes themselves are then the chec
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ApiError, ForbiddenError
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import RBAC_HINT, ApiError, RbacForbidden
 
 REVIEW_PATH = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews'
-RBAC_HINT = 'rbac/inplace-k8s-rbac.yml lists what each module needs'
 
 
 def needed(operation, check_mode, watch, readiness_gate):
@@ -47,9 +46,9 @@ def allowed(kube, namespace, verb, resource, group=''):
 
 
 def require(kube, namespace, permissions):
-    """Raise ForbiddenError naming every missing permission (nothing has been written yet)."""
+    """Raise RbacForbidden naming every missing permission (nothing has been written yet)."""
     missing = ['%s %s%s' % (verb, resource, ' (%s)' % group if group else '')
                for verb, resource, group in permissions if allowed(kube, namespace, verb, resource, group) is False]
     if missing:
-        raise ForbiddenError('forbidden: the credentials used may not %s in namespace %s; nothing was changed. '
-                             'Grant it: %s' % (', '.join(missing), namespace, RBAC_HINT), status=403)
+        raise RbacForbidden('forbidden: the credentials used may not %s in namespace %s; nothing was changed. '
+                            'Grant it: %s' % (', '.join(missing), namespace, RBAC_HINT), status=403, reason='RBAC')

@@ -52,6 +52,7 @@ TARGET_ARG_SPEC = {
     'label_selectors': {'type': 'list', 'elements': 'str'},
     'field_selectors': {'type': 'list', 'elements': 'str'},
     'fail_on_no_match': {'type': 'bool', 'default': False},
+    'continue_on_error': {'type': 'bool', 'default': False},
     'max_concurrency': {'type': 'int', 'default': 10},
     'force_takeover': {'type': 'bool', 'default': False},
 }

@@ -29,7 +29,8 @@ except ImportError as exc:  # pragma: no cover - exercised by the sanity import 
 
 from ansible_collections.inplace.k8s.plugins.module_utils import kubeconfig
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
-    ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
+    REFUSALS, AdmissionDenied, ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
+    classify_refusal,
 )
 
 # The kubernetes package is a requirement, but it is imported only where it is needed (kubeconfig.py):
@@ -50,6 +51,8 @@ TRANSIENT_STATUSES = frozenset([429, 500, 502, 503, 504])
 REQUEST_TIMEOUT = (10, 60)  # connect, read (seconds)
 LIST_PAGE_SIZE = 500
 MAX_CONNECTIONS = 16
+WATCH_DEFAULT_SECONDS = 60  # timeoutSeconds of a watch that does not say
+WATCH_READ_MARGIN = 10      # seconds of silence beyond a watch's timeoutSeconds before it counts as stalled
 
 
 # --------------------------------------------------------------------------- retries
@@ -125,8 +128,14 @@ def _error_from_response(status, body, headers):
         message = ('401 Unauthorized: the API server rejected the credentials (api_key/token invalid or '
                    'expired, or a client certificate it does not trust); renew the token or fix the user '
                    'of the kubeconfig')
-    elif status == 403:
-        message = '403 Forbidden: %s; grant it: rbac/inplace-k8s-rbac.yml lists what each module needs' % message
+    refusal, webhook = classify_refusal(status, message, causes)
+    if refusal:
+        cls, why, fix = REFUSALS[refusal]
+        extra = {'webhook': webhook} if cls is AdmissionDenied else {}
+        return cls('%s %s%s: %s; %s' % (status, why, ' (%s)' % webhook if webhook else '', message, fix),
+                   status=status, reason=refusal, causes=causes, **extra)
+    if status == 403:
+        message = '403 Forbidden: %s' % message
     retry_after = headers.get('Retry-After') if headers else None
     if status == 404:
         cls = NotFoundError
@@ -208,12 +217,16 @@ class Kube(object):
             response.release_conn()
 
     def stream(self, path, query):
-        """Yield the JSON lines of a watch. Opening is retried; a broken stream just ends."""
-        response = retry_transient()(self._open)('GET', path, query, timeout=(10, None))
+        """Yield the JSON lines of a watch. Opening is retried; a broken stream just ends, and so does
+        a silent one: the read timeout is the watch's ``timeoutSeconds`` (after which the server ends
+        it) + WATCH_READ_MARGIN, so a half-open connection (no bytes, no FIN) is given up in bounded time."""
+        read = float(query.get('timeoutSeconds') or WATCH_DEFAULT_SECONDS) + WATCH_READ_MARGIN
+        response = retry_transient()(self._open)('GET', path, query, timeout=(10, read))
         try:
             for line in _lines(response):
                 yield json.loads(line)
-        except (urllib3.exceptions.HTTPError, ValueError):
+        except (urllib3.exceptions.HTTPError, ValueError, OSError):
+            response.close()   # a stalled or broken connection is not given back to the pool
             return
         finally:
             response.release_conn()
@@ -255,10 +268,11 @@ class Kube(object):
             if not token:
                 return items, (page.get('metadata') or {}).get('resourceVersion')
 
-    def patch_pod(self, namespace, name, body, content_type=JSON_PATCH, subresource=None):
-        """PATCH a pod or one of its subresources ('status', 'resize'); the pod after the write."""
-        return self.request('PATCH', self.pod_path(namespace, name, subresource), body=body,
-                            content_type=content_type)
+    def patch_pod(self, namespace, name, body, content_type=JSON_PATCH, subresource=None, dry_run=False):
+        """PATCH a pod or one of its subresources ('status', 'resize'); the pod after the write (with
+        ``dry_run``: as the server would store it, admission included, nothing stored)."""
+        return self.request('PATCH', self.pod_path(namespace, name, subresource),
+                            {'dryRun': 'All'} if dry_run else None, body=body, content_type=content_type)
 
     def watch_pods(self, namespace, resource_version, label_selector=None, field_selector=None,
                    timeout_seconds=60):

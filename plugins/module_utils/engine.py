@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible_collections.inplace.k8s.plugins.module_utils import drain, plan as planning, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.client import retry_conflict
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
-    ApiError, InplaceError, PodFailure, ValidationError, WaitTimeout,
+    AdmissionDenied, ApiError, InplaceError, PodFailure, ValidationError, WaitTimeout,
 )
 
 # Pod statuses in the result. RESUMED: a run stopped before it set the readiness gate True again
@@ -121,6 +121,11 @@ class Operation(object):
             return None  # the kubelet's restart back-off of a container from before the change: wait it out
         return podstate.container_failure(status, policy)
 
+    def overwritten(self, pod, cplan):
+        """While waiting: why another writer has changed what this run set on the container (its spec
+        no longer holds ``cplan.desired``), or None. Default: cannot tell."""
+        return None
+
     def applied(self, pod, cplan, before):
         """Without status.observedGeneration: does the status show the kubelet acted on the change?"""
         status = podstate.container_status(pod, cplan.name)
@@ -158,12 +163,18 @@ class Operation(object):
         """Extra per-container result fields (for example old_image / new_image)."""
         return {}
 
+    def admitted(self, kube, written, pod_plan, rec):
+        """After write(): ``written`` is the pod as the server stored it, which admission may have made
+        differ from what was sent. (pod, plan, record) to wait for: the default keeps what was written."""
+        return written, pod_plan, rec
+
     def check(self, plans):
         """Raise ValidationError to stop the whole run before anything is written (default: accept)."""
 
     def preview(self, kube, pod_plan):
         """Check mode: have the server validate the change without writing it (default: nothing).
-        Raise ApiError or PodFailure when the real run would fail."""
+        Raise ApiError or PodFailure when the real run would fail; a string returned is a note for
+        the pod's reason (for example what admission would store instead)."""
 
     def stalled(self, pod, cplans):
         """Why a wait that timed out has not finished (added to the timeout message), or None.
@@ -227,6 +238,7 @@ class Engine(object):
         self.warnings = []
         self._lock = threading.Lock()
         self._started = clock()
+        self._denied = None   # admission denied the change on a pod: the others are not attempted
 
     def warn(self, message):
         with self._lock:
@@ -272,14 +284,14 @@ class Engine(object):
         if plan.action == planning.UPDATE:
             self._gate_of(plan.pod)
             try:
-                self.op.preview(self.kube, plan)
+                note = self.op.preview(self.kube, plan)
             except PodFailure as exc:
                 run.error = exc.as_dict()
                 return run.finish(FAILED, str(exc))
             except ApiError as exc:
                 run.error = {'container': None, 'reason': type(exc).__name__, 'message': exc.msg}
                 return run.finish(FAILED, 'the server refuses the change: %s' % exc.msg)
-            return run.finish(WOULD_UPDATE)
+            return run.finish(WOULD_UPDATE, note)
         if self._resumable(plan.pod):
             return run.finish(WOULD_UPDATE, 'would finish an interrupted run: readiness gate %s left False'
                               % self.options.readiness_gate)
@@ -297,6 +309,10 @@ class Engine(object):
         run.timings['queued'] = round(max(0.0, run.started - self._started), 3)
         if plan.action == planning.REFUSED:
             return self._refuse(run)
+        if self._denied and plan.action == planning.UPDATE:
+            # Admission refused this change on another pod: the same policy refuses it here too.
+            run.error = {'container': None, 'reason': 'AdmissionDenied', 'message': self._denied}
+            return run.finish(FAILED, 'not attempted: %s' % self._denied)
         busy = self._holder(plan.pod)
         if busy:
             return run.finish(CONFLICT, 'pod %s: %s' % (plan.name, busy))
@@ -326,11 +342,15 @@ class Engine(object):
                 self._finish_record(run, rec, record.DONE)
         except ConcurrentChange as exc:
             run.finish(CONFLICT, exc.msg)
+            if run.written:   # the record must not say in-progress (or settle as done) for another's change
+                self._finish_record(run, rec, record.FAILED, error='conflict: %s' % exc.msg)
         except PodFailure as exc:
             run.error = exc.as_dict()
             self._recover(run, rec, exc)
         except (WaitTimeout, ApiError) as exc:
             run.error = {'container': None, 'reason': type(exc).__name__, 'message': exc.msg}
+            if isinstance(exc, AdmissionDenied) and not run.written:
+                self._denied = 'pod %s: %s' % (plan.name, exc.msg)
             self._recover(run, rec, exc)
         finally:
             if gate and run.gate:
@@ -463,7 +483,7 @@ class Engine(object):
         write, guarded by resourceVersion (on a conflict the pod is read again)."""
         if not (run.status in FINISHED_OK and run.record):
             return drain.set_gate(self.kube, latest, gate, True)
-        run.pod = latest if podstate.is_newer(latest, run.pod) else run.pod
+        run.pod = self.watcher.freshest(run.pod)
 
         @retry_conflict(on_retry=lambda _exc: self._reread(run))
         def attempt():
@@ -497,14 +517,13 @@ class Engine(object):
                             len(self.op.steps(fresh) or [None]))
             written = self.op.write(self.kube, pod, fresh, rec)
             rec['generation'] = podstate.meta(written, 'generation')
+            written, fresh, rec = self.op.admitted(self.kube, written, fresh, rec)
             run.plan, run.pod, run.written = fresh, written, True
             run.write_time = self.clock()
             return rec
 
         if self.watcher is not None:
-            latest = self.watcher.get(run.plan.name)
-            if latest is not None and podstate.meta(latest, 'uid') == podstate.meta(run.pod, 'uid'):
-                run.pod = latest if podstate.is_newer(latest, run.pod) else run.pod
+            run.pod = self.watcher.freshest(run.pod)
         return attempt()
 
     def _check_same_pod(self, run, pod):
@@ -526,6 +545,7 @@ class Engine(object):
         before = (rec or {}).get('before') or {}
         generation = (rec or {}).get('generation') or podstate.meta(pod, 'generation')
         containers = plan.to_wait()
+        self.watcher.observe(pod)   # the answer of the write: the watch may not have delivered it yet
         gone = self._gone(run)
 
         def failed(latest):
@@ -533,6 +553,9 @@ class Engine(object):
             if failure is not None:
                 return failure
             for cplan in containers:
+                moved = self.op.overwritten(latest, cplan) if latest is not None else None
+                if moved:
+                    return ConcurrentChange('pod %s: %s; not overwritten' % (plan.name, moved))
                 found = self.op.failure(latest, cplan, before.get(cplan.name, {}), generation)
                 if found:
                     return PodFailure(plan.name, found[0], found[1], container=cplan.name)

@@ -7,6 +7,8 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import re
+
 
 class InplaceError(Exception):
     """Base class. ``details`` are extra keys for ``fail_json`` (for example a partial result)."""
@@ -47,6 +49,70 @@ class NotFoundError(ApiError):
 
 class ForbiddenError(ApiError):
     """403, or a permission the run needs that the API server says the user lacks."""
+
+
+class RbacForbidden(ForbiddenError):
+    """403 from the authorizer: the credentials lack a permission (the one refusal that RBAC fixes)."""
+
+
+class QuotaExceeded(ForbiddenError):
+    """403 from the ResourceQuota admission: the change would exceed a quota of the namespace."""
+
+
+class PodSecurityViolation(ForbiddenError):
+    """403 from the PodSecurity admission: the pod would violate the namespace's Pod Security level."""
+
+
+class NodeCapacityError(ForbiddenError):
+    """403 from the PodResize admission (cause NodeCapacity): more than the node's allocatable."""
+
+
+class AdmissionDenied(ApiError):
+    """An admission webhook or ValidatingAdmissionPolicy denied the write (any status; 403 by default).
+    ``webhook``: the name of the webhook or policy."""
+
+    def __init__(self, msg, webhook=None, **kwargs):
+        super(AdmissionDenied, self).__init__(msg, **kwargs)
+        self.webhook = webhook
+
+
+RBAC_HINT = 'rbac/inplace-k8s-rbac.yml lists what each module needs'
+_WEBHOOK_RE = re.compile(r'admission webhook "([^"]+)" denied the request')
+_POLICY_RE = re.compile(r"ValidatingAdmissionPolicy '([^']+)'(?: with binding '[^']+')? denied request")
+_RBAC_RE = re.compile(r'\bcannot [a-z]+ resource "')
+
+# (class, reason, fix) for each refusal the API server's message tells apart; docs/errors.md has the table.
+REFUSALS = {
+    'RBAC': (RbacForbidden, 'Forbidden', 'grant it: ' + RBAC_HINT),
+    'QuotaExceeded': (QuotaExceeded, 'refused by a ResourceQuota',
+                      'raise the quota (kubectl describe resourcequota -n <namespace>) or ask for less'),
+    'AdmissionDenied': (AdmissionDenied, 'denied by admission',
+                        'change the request to satisfy that policy, or ask its owners to allow it'),
+    'PodSecurity': (PodSecurityViolation, 'refused by Pod Security admission',
+                    'make the pod meet the namespace\'s pod-security.kubernetes.io/enforce level, or change that label'),
+    'NodeCapacity': (NodeCapacityError, "more than the node's allocatable",
+                     'ask for less than the node can hold (kubectl describe node), or move the pod to a larger node'),
+}
+
+
+def classify_refusal(status, message, causes=()):
+    """Which refusal an error answer is: (key of REFUSALS, webhook or policy name or None), or (None, None)
+    for any other error (a 403 of unknown origin is not blamed on RBAC)."""
+    message = message or ''
+    found = _WEBHOOK_RE.search(message) or _POLICY_RE.search(message)
+    if found:
+        return 'AdmissionDenied', found.group(1)
+    if status != 403:
+        return None, None
+    if 'exceeded quota' in message:
+        return 'QuotaExceeded', None
+    if 'violates PodSecurity' in message:
+        return 'PodSecurity', None
+    if 'NodeCapacity' in causes or "didn't have enough allocatable" in message:
+        return 'NodeCapacity', None
+    if _RBAC_RE.search(message):
+        return 'RBAC', None
+    return None, None
 
 
 class ConflictError(ApiError):

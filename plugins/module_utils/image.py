@@ -7,9 +7,9 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.inplace.k8s.plugins.module_utils import plan, podstate
-from ansible_collections.inplace.k8s.plugins.module_utils.engine import Operation
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils import imageref, plan, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.engine import ConcurrentChange, Operation
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import ConflictError, ValidationError
 
 
 def validate_images(images, field='containers'):
@@ -26,7 +26,11 @@ def validate_images(images, field='containers'):
 
 class ImageOperation(Operation):
     """containers {name: image}. A changed image string restarts that container (not plain init
-    containers, which are refused); done = new container running the image, started and ready."""
+    containers, which are refused); done = new container running the image, started and ready.
+
+    The image a container must run is imageref.effective_image: what the API server stored for the
+    requested image (admission may pin a digest or rewrite the registry; the record keeps ``stored``),
+    or the digest form a restart switched the tag to. The requested string alone is never the target."""
 
     name = 'image'
     can_rollback = True
@@ -34,6 +38,50 @@ class ImageOperation(Operation):
     def __init__(self, images):
         validate_images(images)
         self.target = dict(images)
+
+    def desired(self, pod):
+        return imageref.effective_images(pod, self.target)
+
+    def settled(self, pod, rec):
+        target = rec.get('target') if isinstance(rec, dict) else None
+        if not isinstance(target, dict) or not target:
+            return None
+        return plan.plan_pod(pod, imageref.effective_images(pod, target), self.judge).action == plan.UNCHANGED
+
+    def admitted(self, kube, written, pod_plan, rec):
+        """Admission stored another image than the one written: record it (``stored``, beside the
+        requested ``target``) and make it the target of the wait. The record write is guarded by the
+        record and the stored images, not by resourceVersion (the kubelet's status writes would race it)."""
+        requested = dict((c.name, c.desired) for c in pod_plan.updates())
+        stored = imageref.stored_images(written, requested)
+        if not stored:
+            return written, pod_plan, rec
+        rec = record.transition(rec, rec['state'], stored=stored)
+        annotation = record.pointer('metadata', 'annotations', record.ANNOTATION)
+        ops = [{'op': 'test', 'path': annotation,
+                'value': (podstate.meta(written, 'annotations') or {}).get(record.ANNOTATION)}]
+        for name, image in sorted(stored.items()):
+            ops.append({'op': 'test', 'path': podstate.spec_path(podstate.find_container(written, name)) + '/image',
+                        'value': image})
+        ops.append({'op': 'add', 'path': annotation, 'value': record.encode(written, self.name, rec)})
+        name = podstate.meta(written, 'name')
+        try:
+            written = kube.patch_pod(podstate.meta(written, 'namespace'), name, ops)
+        except ConflictError:
+            raise ConcurrentChange('pod %s: changed by another writer right after its image was written '
+                                   '(stored %s); not overwritten' % (name, _pairs(stored)))
+        return written, pod_plan.retarget(stored), rec
+
+    def preview(self, kube, pod_plan):
+        """Server-side dry run of the image write: admission answers as for the real write. Returns a
+        note when the server would store other images than the ones requested."""
+        pod = pod_plan.pod
+        answer = kube.patch_pod(podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name'),
+                                self.changes(pod, pod_plan), dry_run=True)
+        stored = imageref.stored_images(answer, dict((c.name, c.desired) for c in pod_plan.updates()))
+        if stored:
+            return 'admission would store %s (the target then)' % _pairs(stored)
+        return None
 
     def judge(self, info, value):
         current = info.spec.get('image')
@@ -66,6 +114,14 @@ class ImageOperation(Operation):
             return found if cplan.desired in (found[1] or '') else None
         return found if podstate.running_image_is(podstate.container_status(pod, cplan.name), cplan.desired) else None
 
+    def overwritten(self, pod, cplan):
+        info = podstate.find_container(pod, cplan.name)
+        current = info.spec.get('image') if info is not None else None
+        if current is None or current == cplan.desired or imageref.satisfies(pod, cplan.name, cplan.desired):
+            return None
+        return ('container %s: its image was changed to %s by another writer while this run waited for %s'
+                % (cplan.name, current, cplan.desired))
+
     def done(self, pod, cplan, before):
         info = podstate.find_container(pod, cplan.name)
         return info is not None and podstate.image_converged(info.status, cplan.desired, before.get('containerID'))
@@ -78,4 +134,9 @@ class ImageOperation(Operation):
     def describe(self, cplan, before_info, after_info):
         status = (after_info or before_info).status if (after_info or before_info) else {}
         return {'old_image': cplan.current, 'new_image': cplan.desired,
+                'requested_image': self.target.get(cplan.name, cplan.desired),
                 'running_image': status.get('image'), 'image_id': status.get('imageID')}
+
+
+def _pairs(images):
+    return ', '.join('%s=%s' % item for item in sorted(images.items()))

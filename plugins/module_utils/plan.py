@@ -72,6 +72,12 @@ class PodPlan(object):
     def desired(self):
         return dict((c.name, c.desired) for c in self.containers)
 
+    def retarget(self, values):
+        """A copy whose containers named in ``values`` ({container: value}) have that desired value (the
+        server stored something other than what was written: it is the target now)."""
+        return PodPlan(self.pod, [c._replace(desired=values[c.name]) if c.name in values else c
+                                  for c in self.containers], self.reason)
+
     def same_targets(self, other):
         """Both plans would move the same containers from the same values: a re-read plan
         that differs means someone else changed what this plan was about."""
@@ -80,13 +86,38 @@ class PodPlan(object):
         return key(self) == key(other)
 
 
-def pod_refusal(pod):
-    """Why no pod-level in-place change can be made now, or None."""
+def pod_refusal(pod, updates=()):
+    """Why no pod-level in-place change can be made now, or None.
+
+    Pods broken by their image are fixed forward, not refused: a running pod whose containers crash
+    (CrashLoopBackOff), and a scheduled pod still Pending because a container it changes cannot pull
+    its image (ErrImagePull, ImagePullBackOff, InvalidImageName). Terminating, unscheduled and
+    finished pods cannot change: the reason says which."""
+    phase = podstate.phase(pod) or 'unknown'
     if podstate.is_terminating(pod):
-        return 'pod is terminating'
-    if podstate.phase(pod) != 'Running':
-        return 'pod is not running (phase %s)' % (podstate.phase(pod) or 'unknown')
-    return None
+        return 'pod is terminating (it is being deleted; its replacement, if any, is another pod)'
+    if phase in ('Succeeded', 'Failed'):
+        return 'pod has finished (phase %s): its containers do not run again' % phase
+    if not (pod.get('spec') or {}).get('nodeName'):
+        return 'pod is not scheduled yet (phase %s, no node): nothing runs to update; retry once it is scheduled' % phase
+    if phase == 'Running':
+        return None
+    if phase == 'Pending' and any(pending_on_image(podstate.find_container(pod, name)) for name in updates):
+        return None
+    return 'pod is not running (phase %s)%s' % (phase, _waiting(pod))
+
+
+def pending_on_image(info):
+    """The container has not started because its image cannot be pulled (a change can fix that)."""
+    waiting = ((info.status.get('state') or {}).get('waiting') or {}) if info is not None else {}
+    return waiting.get('reason') in podstate.IMAGE_REASONS
+
+
+def _waiting(pod):
+    reasons = sorted(set('%s %s' % (i.name, ((i.status.get('state') or {}).get('waiting') or {}).get('reason'))
+                         for i in podstate.containers(pod)
+                         if ((i.status.get('state') or {}).get('waiting') or {}).get('reason')))
+    return ': %s' % ', '.join(reasons) if reasons else ''
 
 
 def plan_pod(pod, desired, judge):
@@ -112,7 +143,7 @@ def plan_pod(pod, desired, judge):
                                    said.restart and action == UPDATE))
     plan = PodPlan(pod, plans)
     if plan.action in (UPDATE, PENDING):
-        plan.reason = pod_refusal(pod)
+        plan.reason = pod_refusal(pod, [c.name for c in plans if c.action in (UPDATE, PENDING)])
     return plan
 
 

@@ -214,17 +214,6 @@ def kubelet_saw_generation(pod, generation):
     return int(observed) >= int(generation)
 
 
-def is_newer(pod, other):
-    """``pod`` is a later version than ``other`` (or other is None). resourceVersions are compared
-    as numbers when both are numeric (etcd), else any difference counts as newer."""
-    if other is None:
-        return True
-    new, old = meta(pod, 'resourceVersion') or '', meta(other, 'resourceVersion') or ''
-    if new.isdigit() and old.isdigit():
-        return int(new) > int(old)
-    return new != old
-
-
 def pod_summary(pod):
     """Identity fields reported for every pod."""
     return {

@@ -10,13 +10,15 @@ run_operation(), needs no AnsibleModule (the rollout's batch step runs the opera
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from urllib.parse import quote
+
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.inplace.k8s.plugins.module_utils import access, engine, targets
 from ansible_collections.inplace.k8s.plugins.module_utils.args import protect_secrets
 from ansible_collections.inplace.k8s.plugins.module_utils.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
-    InplaceError, NoMatchError, OperationFailed, ValidationError,
+    ApiError, InplaceError, NoMatchError, NotFoundError, OperationFailed, ValidationError,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.waiter import PodWatcher
 
@@ -48,6 +50,18 @@ def check_options(params):
         raise ValidationError('wait_timeout must be positive and drain_seconds not negative')
 
 
+def namespace_missing(kube, namespace):
+    """Raise ValidationError when ``namespace`` does not exist (a list of pods there is just empty).
+    Credentials that may not read namespaces cannot tell: nothing is raised then."""
+    try:
+        kube.request('GET', '/api/v1/namespaces/%s' % quote(namespace, safe=''))
+    except NotFoundError:
+        raise ValidationError('namespace %s does not exist; check the namespace option (kubectl get '
+                              'namespaces lists them)' % namespace, **empty_result())
+    except ApiError:
+        return
+
+
 def empty_result():
     return {'changed': False, 'pods': [], 'summary': dict((s, 0) for s in engine.STATUSES + ('total', 'changed')),
             'diff': {'before': {}, 'after': {}}}
@@ -74,6 +88,7 @@ def run_operation(kube, params, operation, check_mode=False, diff=False, warn=No
     if missing:
         warn('pod(s) not found in namespace %s: %s' % (params['namespace'], ', '.join(missing)))
     if not pods:
+        namespace_missing(kube, params['namespace'])
         message = 'no pod matched in namespace %s%s' % (params['namespace'], ' (not found: %s)' % ', '.join(missing)
                                                         if missing else '')
         if params.get('fail_on_no_match'):
@@ -97,7 +112,8 @@ def run_operation(kube, params, operation, check_mode=False, diff=False, warn=No
         warn(warning)
     if not diff:
         result.pop('diff')
-    failed = [p for p in result['pods'] if p['status'] in engine.ERROR_STATUSES]
+    failing = engine.ERROR_STATUSES + (() if params.get('continue_on_error') else (engine.REFUSED,))
+    failed = [p for p in result['pods'] if p['status'] in failing]
     if failed:
         raise OperationFailed('%d of %d pod(s) failed: %s' % (len(failed), len(result['pods']), '; '.join(
             '%s: %s' % (p['name'], p['reason']) for p in failed)), **result)

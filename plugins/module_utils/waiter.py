@@ -9,6 +9,17 @@ in a background thread and caches the latest version of each pod. Any number of 
 it with ``wait_for(name, done, failed, timeout)``: ``done(pod)`` is a pure predicate, ``failed(pod)``
 returns a PodFailure (or None) to stop early. No per-pod polling, and an event wakes only the
 waiters of its pod (100 waiters and 400 events: 400 checks, not 40,000).
+
+resourceVersion is opaque (API conventions): it is never compared as a number. What is newer is
+told by the order of one watch's events. A version the caller offers (``observe``: the answer of a
+write) that the watch has not delivered yet is *ahead*: it is kept until the watch delivers that
+version (older events of the pod are then not shown), and a relist (after 410 Gone) replaces it.
+A version the watch already delivered is older than (or the same as) the cached one.
+
+A half-open watch (no bytes, no FIN, as after a NAT or load-balancer timeout) cannot hang: each watch
+asks the server to end it after WATCH_SECONDS (``timeoutSeconds``; bookmarks are asked for too), and
+the client's read timeout is tied to that (client.Kube.stream: a silence longer than timeoutSeconds +
+client.WATCH_READ_MARGIN ends the stream), after which the watch is resumed from the last version.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,6 +27,7 @@ __metaclass__ = type
 
 import threading
 import time
+from collections import deque
 
 from ansible_collections.inplace.k8s.plugins.module_utils import podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.client import backoff_delay
@@ -24,6 +36,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.errors import ApiError
 WATCH_SECONDS = 30   # the server ends each watch after this; it is then resumed from the last version
 WAKE_SECONDS = 5     # waiters re-check at least this often (deadlines, watch errors)
 GONE = 410
+HISTORY = 64         # versions of each pod the watch delivered that are remembered (to recognise old ones)
 
 
 class PodWatcher(object):
@@ -38,6 +51,8 @@ class PodWatcher(object):
         self._cond = threading.Condition(self._lock)   # guards the cache
         self._waiters = {}                     # pod name -> [Condition on the same lock], one per waiter
         self._pods = {}
+        self._seen = {}                        # pod name -> deque of resourceVersions the watch delivered
+        self._ahead = {}                       # pod name -> resourceVersion offered and not yet delivered
         self._version = None
         self._stopped = threading.Event()
         self._thread = None
@@ -112,16 +127,39 @@ class PodWatcher(object):
     # ---- feeding
 
     def observe(self, pod):
-        """Offer a pod read or written by the caller (kept if newer than the cached one)."""
-        name = podstate.meta(pod, 'name')
+        """Offer a pod read or written by the caller: kept unless the watch already delivered that
+        version (then the cached one is the same or newer) or the cache holds another pod of that name."""
+        name, version = podstate.meta(pod, 'name'), podstate.meta(pod, 'resourceVersion')
         with self._cond:
-            if podstate.is_newer(pod, self._pods.get(name)):
-                self._pods[name] = pod
-                self._wake(name)
+            cached = self._pods.get(name)
+            if cached is not None and podstate.meta(cached, 'uid') != podstate.meta(pod, 'uid'):
+                return
+            if not version or version in self._seen.get(name, ()) or (
+                    cached is not None and podstate.meta(cached, 'resourceVersion') == version):
+                return
+            self._pods[name] = pod
+            self._ahead[name] = version
+            self._wake(name)
+
+    def freshest(self, pod):
+        """The latest version known of ``pod`` (offered with observe first); ``pod`` itself when the
+        cache has none or holds another pod (other uid) of that name."""
+        self.observe(pod)
+        latest = self.get(podstate.meta(pod, 'name'))
+        if latest is None or podstate.meta(latest, 'uid') != podstate.meta(pod, 'uid'):
+            return pod
+        return latest
+
+    def _remember(self, name, version):
+        if version:
+            self._seen.setdefault(name, deque(maxlen=HISTORY)).append(version)
 
     def _replace(self, pods, version):
         with self._cond:
             self._pods = dict((podstate.meta(p, 'name'), p) for p in pods)
+            self._ahead = {}   # a list is at least as new as anything written before it
+            for name, pod in self._pods.items():
+                self._remember(name, podstate.meta(pod, 'resourceVersion'))
             self._version = version
             self._wake()
 
@@ -132,11 +170,20 @@ class PodWatcher(object):
                 return 'relist'
             raise ApiError(obj.get('message') or 'watch error', status=obj.get('code') or 0)
         with self._cond:
-            self._version = podstate.meta(obj, 'resourceVersion') or self._version
+            version = podstate.meta(obj, 'resourceVersion')
+            self._version = version or self._version
+            if kind == 'BOOKMARK':
+                return None   # only a newer version to resume from
             name = podstate.meta(obj, 'name')
+            self._remember(name, version)
             if kind in ('ADDED', 'MODIFIED'):
+                ahead = self._ahead.get(name)
+                if ahead is not None and ahead != version:
+                    return None   # the watch has not reached the version offered by observe() yet
+                self._ahead.pop(name, None)
                 self._pods[name] = obj
             elif kind == 'DELETED':
+                self._ahead.pop(name, None)
                 self._pods.pop(name, None)
             self._wake(name)
         return None

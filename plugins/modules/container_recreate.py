@@ -20,7 +20,8 @@ description:
     that already started after a point in time, so that a re-run after a success restarts nothing.
   - Each pod is planned first. A container is restarted (V(update)), skipped (V(unchanged), with the reason) or
     refused with the reason (not running, restart policy, what the strategy cannot do). A pod with a refused
-    container is not changed.
+    container is not changed, and the task fails naming it (so a run that refused every pod fails) unless
+    O(continue_on_error=true).
   - Before restarting, the state of each container (containerID, restartCount, image, imageID, start time) is
     recorded in the pod annotation C(inplace.k8s/state) under C(recreate), guarded by a C(test) of
     C(metadata.resourceVersion).

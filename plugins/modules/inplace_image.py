@@ -18,8 +18,10 @@ description:
     pods has is an error listing the containers they have; nothing is written.
   - Each pod is planned first. A container is V(unchanged) (spec and status already at the image),
     V(pending) (spec already set, waiting for the kubelet), V(update) (a restart of that container is
-    expected) or V(refused) with the reason (pod terminating, pod not running, container missing from
-    this pod, plain init container that has already run). A pod with a refused container is not changed.
+    expected) or V(refused) with the reason (pod terminating, not scheduled, finished, container missing from
+    this pod, plain init container that has already run). A pod with a refused container is not changed,
+    and the task fails naming it unless O(continue_on_error=true). Pods broken by their image
+    (C(CrashLoopBackOff), or V(Pending) on C(ErrImagePull) / C(ImagePullBackOff)) are updated and verified.
   - The state before the change (image, imageID, containerID, restartCount of each changed container)
     and the target are recorded in the pod annotation C(inplace.k8s/state), in the same write as the
     new images. That write is a JSON patch guarded by a C(test) of C(metadata.resourceVersion). When
@@ -28,6 +30,16 @@ description:
   - A change is done when each changed container runs as a new container, is started and ready, and
     reports the new image (compared after normalising C(docker.io/), C(library/) and C(:latest)) or
     the pinned digest.
+  - What the API server stored is the target. When admission (a mutating webhook) rewrites the image written
+    (a tag pinned to its digest, a registry mirror), the module waits for the stored image, reports it as
+    C(new_image) beside C(requested_image), and records both in the pod's record (C(target), C(stored)); the
+    same task run again is C(changed=false). A tag pinned to its digest, and the digest form that
+    M(inplace.k8s.container_recreate) C(strategy=image_reference) switched the tag to, count as that tag.
+    Check mode sends the write as a server-side dry run and says when admission would store another image.
+  - A write that admission denies fails the task at once, naming the webhook or policy and its message; the
+    other pods are not attempted.
+  - Another writer that changes the image of a pod while the module waits for it makes that pod V(conflict);
+    its record is set to V(failed) and the other writer's image is not overwritten.
   - Owners (Deployments, StatefulSets ...) are not changed; their templates still name the old images.
 author:
   - inplace.k8s contributors (@inplace-k8s)
@@ -238,6 +250,7 @@ pods:
           restart_expected: true
           old_image: registry.example.com/web:1.0
           new_image: registry.example.com/web:2.0
+          requested_image: registry.example.com/web:2.0
           running_image: registry.example.com/web:2.0
           image_id: registry.example.com/web@sha256:1b2c...
           old_container_id: containerd://1f2e...

@@ -11,6 +11,9 @@ cluster CA), forwards every request with the admin client certificate, and answe
 ``--status`` (429 with ``Retry-After: --retry-after``, or a 5xx) instead of forwarding them.
 Watches and other streamed answers are relayed chunk by chunk. One line per request goes to
 ``--log`` ("injected 429 GET /api/..." or "forwarded 200 GET /api/..."), so a test can count retries.
+With ``--stall-watches N`` the first N watch requests (``watch=true``) are answered with the headers
+of a 200 and then nothing: no bytes and no FIN, the connection held for ``--stall-seconds`` (a
+half-open watch, as after a NAT or load-balancer timeout); logged as "stalled 200 GET ...".
 
     python tests/faults/proxy.py --clusterdir .cluster --port 26999 --match 'PATCH .*/pods/' \\
         --status 429 --count 3 --log /tmp/proxy.log
@@ -57,8 +60,9 @@ def upstream_context(clusterdir):
     return context
 
 
-def make_handler(upstream, context, faults, log):
+def make_handler(upstream, context, faults, log, stalls=None):
     host, port = upstream
+    stalls = stalls or {'take': lambda: False, 'seconds': 0, 'done': threading.Event()}
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = 'HTTP/1.1'
@@ -109,8 +113,20 @@ def make_handler(upstream, context, faults, log):
             finally:
                 connection.close()
 
+        def stall(self):
+            self.send_response(200)
+            self.send_header('Content-Type', 'application/json')
+            self.send_header('Transfer-Encoding', 'chunked')
+            self.end_headers()
+            self.wfile.flush()
+            self.record('stalled 200')
+            stalls['done'].wait(stalls['seconds'])   # bounded: then the connection is closed
+            self.close_connection = True
+
         def handle_one(self):
-            if faults.take('%s %s' % (self.command, self.path)):
+            if 'watch=true' in self.path and stalls['take']():
+                self.stall()
+            elif faults.take('%s %s' % (self.command, self.path)):
                 length = int(self.headers.get('Content-Length') or 0)
                 if length:
                     self.rfile.read(length)
@@ -137,7 +153,18 @@ def main(argv=None):
     parser.add_argument('--count', type=int, default=3)
     parser.add_argument('--retry-after', type=int, default=1)
     parser.add_argument('--log', required=True)
+    parser.add_argument('--stall-watches', type=int, default=0, help='hold the first N watches silent')
+    parser.add_argument('--stall-seconds', type=int, default=300)
     options = parser.parse_args(argv)
+    left = {'n': options.stall_watches}
+    lock = threading.Lock()
+
+    def take():
+        with lock:
+            if left['n'] > 0:
+                left['n'] -= 1
+                return True
+            return False
     upstream = options.upstream
     if not upstream:
         with open(os.path.join(options.clusterdir, 'state.json')) as handle:
@@ -146,7 +173,8 @@ def main(argv=None):
     server = Server(('127.0.0.1', options.port), make_handler(
         (host, int(port)), upstream_context(options.clusterdir),
         Faults(options.match, options.status, options.count, options.retry_after),
-        {'file': open(options.log, 'a'), 'lock': threading.Lock()}))
+        {'file': open(options.log, 'a'), 'lock': threading.Lock()},
+        {'take': take, 'seconds': options.stall_seconds, 'done': threading.Event()}))
     listener = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     listener.load_cert_chain(os.path.join(options.clusterdir, 'pki', 'apiserver.crt'),
                              os.path.join(options.clusterdir, 'pki', 'apiserver.key'))

@@ -23,10 +23,24 @@ class FakeCluster(object):
         self.kubelet = kubelet
         self.calls = []
         self.before_write = None     # hook(cluster, name): runs before a spec patch is applied
+        self.admission = None        # hook(pod): a mutating webhook on spec writes (may change the pod, or raise)
         self._ids = itertools.count(1)
         self._version = itertools.count(2000)
 
     # ---- the API used by module_utils
+
+    namespaces = None                # names of the namespaces that exist (None: every one)
+
+    def request(self, method, path, query=None, body=None, content_type=None):
+        self.calls.append(('request', method, path))
+        name = path.rsplit('/', 1)[-1]
+        if method == 'GET' and path.startswith('/api/v1/namespaces/') and path.count('/') == 4:
+            if self.namespaces is not None and name not in self.namespaces:
+                raise NotFoundError('namespaces "%s" not found' % name, status=404)
+            return {'metadata': {'name': name}}
+        if path.endswith('/selfsubjectaccessreviews'):
+            return {'status': {'allowed': True}}
+        raise NotImplementedError(path)
 
     def get_pod(self, namespace, name):
         self.calls.append(('get', name))
@@ -37,9 +51,15 @@ class FakeCluster(object):
     def list_pods(self, namespace, label_selector=None, field_selector=None):
         return [copy.deepcopy(p) for p in self.pods.values()], str(next(self._version))
 
-    def patch_pod(self, namespace, name, body, content_type=None, subresource=None):
-        self.calls.append(('patch', name, subresource))
+    def patch_pod(self, namespace, name, body, content_type=None, subresource=None, dry_run=False):
         pod = self.pods[name]
+        if dry_run:
+            self.calls.append(('dry-run', name, subresource))
+            patched = jsonpatch.apply_patch(pod, body)
+            if self.admission:
+                self.admission(patched)
+            return copy.deepcopy(patched)
+        self.calls.append(('patch', name, subresource))
         if self.before_write:
             hook, self.before_write = self.before_write, None
             hook(self, name)
@@ -60,6 +80,8 @@ class FakeCluster(object):
                 patched = jsonpatch.apply_patch(pod, body)
             except jsonpatch.JsonPatchTestFailed as exc:
                 raise ConflictError('testing value failed: test failed (%s)' % exc, status=422)
+            if patched['spec'] != pod['spec'] and self.admission:
+                self.admission(patched)
             if patched['spec'] != pod['spec']:
                 patched['metadata']['generation'] = pod['metadata'].get('generation', 1) + 1
             self.pods[name] = pod = patched
@@ -124,6 +146,10 @@ class FakeWatcher(object):
     def observe(self, pod):
         pass
 
+    def freshest(self, pod):
+        latest = self.get(podstate.meta(pod, 'name'))
+        return latest if latest is not None and podstate.meta(latest, 'uid') == podstate.meta(pod, 'uid') else pod
+
     def hold(self, name, failed, seconds):
         pod = self.get(name)
         failure = failed(pod)
@@ -131,8 +157,13 @@ class FakeWatcher(object):
             raise failure
         return pod
 
+    during_wait = None   # hook(cluster, name): runs once, when the next wait starts (another writer)
+
     def wait_for(self, name, done, failed=None, timeout=300):
         self.waits.append(name)
+        if self.during_wait:
+            hook, self.during_wait = self.during_wait, None
+            hook(self.cluster, name)
         pod = self.get(name)
         failure = failed(pod) if failed else None
         if failure is not None:

@@ -9,7 +9,7 @@ import json
 import pytest
 import urllib3
 
-from ansible_collections.inplace.k8s.plugins.module_utils import client
+from ansible_collections.inplace.k8s.plugins.module_utils import client, errors
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
     ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
 )
@@ -223,3 +223,81 @@ class Response(object):
 def test_lines_reassembles_chunks():
     chunks = [b'{"type":"ADDED",', b'"object":{}}\n{"type"', b':"MODIFIED","object":{}}\n', b'\n']
     assert [json.loads(line)['type'] for line in client._lines(Response(chunks))] == ['ADDED', 'MODIFIED']
+
+
+@pytest.mark.parametrize('status, message, causes, cls, reason, fix', [
+    (403, 'pods "x" is forbidden: User "u" cannot patch resource "pods/resize" in API group ""', [],
+     'RbacForbidden', 'RBAC', 'rbac/inplace-k8s-rbac.yml'),
+    (403, 'pods "x" is forbidden: exceeded quota: compute, requested: requests.cpu=2, used: requests.cpu=1, '
+          'limited: requests.cpu=2', [], 'QuotaExceeded', 'QuotaExceeded', 'raise the quota'),
+    (403, 'admission webhook "validate.example.com" denied the request: image not signed', [],
+     'AdmissionDenied', 'AdmissionDenied', 'satisfy that policy'),
+    (400, 'admission webhook "validate.example.com" denied the request: bad', [],
+     'AdmissionDenied', 'AdmissionDenied', 'satisfy that policy'),
+    (403, "pods \"x\" is forbidden: ValidatingAdmissionPolicy 'images' with binding 'b' denied request: no",
+     [], 'AdmissionDenied', 'AdmissionDenied', 'satisfy that policy'),
+    (403, 'pods "x" is forbidden: violates PodSecurity "restricted:latest": privileged', [],
+     'PodSecurityViolation', 'PodSecurity', 'pod-security.kubernetes.io/enforce'),
+    (403, "Pod \"x\" is forbidden: Node didn't have enough allocatable resources", ['NodeCapacity'],
+     'NodeCapacityError', 'NodeCapacity', "node can hold"),
+])
+def test_refusals_are_told_apart(status, message, causes, cls, reason, fix):
+    body = json.dumps({'message': message, 'reason': 'Forbidden',
+                       'details': {'causes': [{'reason': c} for c in causes]}})
+    error = client._error_from_response(status, body, {})
+    assert type(error).__name__ == cls and error.reason == reason and error.status == status
+    assert message in error.msg and fix in error.msg
+    assert ('rbac/inplace-k8s-rbac.yml' in error.msg) == (reason == 'RBAC')
+    if reason == 'AdmissionDenied':
+        assert error.webhook in ('validate.example.com', 'images') and error.webhook in error.msg
+
+
+def test_a_403_of_unknown_origin_is_not_blamed_on_rbac():
+    error = client._error_from_response(403, json.dumps({'message': 'forbidden by something else'}), {})
+    assert isinstance(error, errors.ForbiddenError) and 'rbac' not in error.msg
+
+
+class _Config(object):
+    host = None
+    connection_pool_maxsize = 1
+
+    def pool_manager(self):
+        return urllib3.PoolManager()
+
+    def auth_headers(self):
+        return {}
+
+
+def test_a_half_open_watch_ends_within_its_read_timeout(monkeypatch):
+    """A server that sends the headers and one event, then neither bytes nor FIN (a NAT that dropped
+    the connection): the stream ends after timeoutSeconds + WATCH_READ_MARGIN instead of hanging."""
+    import socket
+    import threading
+    import time
+    listener = socket.socket()
+    listener.bind(('127.0.0.1', 0))
+    listener.listen(1)
+    held = []
+
+    def serve():
+        conn, _addr = listener.accept()
+        held.append(conn)
+        conn.recv(65536)
+        event = b'{"type":"ADDED","object":{"metadata":{"name":"web-0","resourceVersion":"1"}}}\n'
+        conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n'
+                     + b'%x\r\n' % len(event) + event + b'\r\n')   # ... and then silence
+    thread = threading.Thread(target=serve)
+    thread.daemon = True
+    thread.start()
+    monkeypatch.setattr(client, 'WATCH_READ_MARGIN', 0.5)
+    cfg = _Config()
+    cfg.host = 'http://127.0.0.1:%d' % listener.getsockname()[1]
+    kube = client.Kube(cfg)
+    started = time.time()
+    events = list(kube.watch_pods('shop', '1', timeout_seconds=1))
+    elapsed = time.time() - started
+    for conn in held:
+        conn.close()
+    listener.close()
+    assert [e['type'] for e in events] == ['ADDED']
+    assert 1.0 <= elapsed < 5, elapsed

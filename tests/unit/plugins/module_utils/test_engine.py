@@ -5,6 +5,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import json
 
 import pytest
 
@@ -54,7 +55,7 @@ def test_check_mode_plans_and_writes_nothing():
     assert [p['status'] for p in result['pods']] == ['would_update', 'would_update']
     assert result['diff']['after'] == {'web-0': {'app': NEW}, 'web-1': {'app': NEW}}
     assert result['pods'][0]['containers']['app']['new_container_id'] is None
-    assert cluster.calls == []
+    assert cluster.calls == [('dry-run', 'web-0', None), ('dry-run', 'web-1', None)]   # writes nothing
 
 
 def test_update_then_idempotent():
@@ -427,3 +428,135 @@ def test_an_unsettled_record_of_another_live_run_still_holds():
     podstate.condition(cluster.pods['web-0'], GATE).update(status='True', reason=None)
     result = run(cluster, {'app': 'registry.example/app:3.0'})[0]
     assert result['pods'][0]['status'] == 'conflict' and writes(cluster) == []
+
+
+# ---- what the API server stored is the target (admission, restarts by image_reference)
+
+PINNED = NEW + '@sha256:' + 'ef' * 32
+MIRROR = 'mirror.example/app:2.0'
+
+
+def _pin(pod):
+    for info in podstate.containers(pod):
+        if info.spec['image'] == NEW:
+            info.spec['image'] = PINNED
+
+
+def _mirror(pod):
+    for info in podstate.containers(pod):
+        if info.spec['image'].startswith('registry.example/'):
+            info.spec['image'] = 'mirror.example/' + info.spec['image'].split('/', 1)[1]
+
+
+@pytest.mark.parametrize('mutate, stored', [(_pin, PINNED), (_mirror, MIRROR)])
+def test_admission_rewrite_is_the_target_and_a_rerun_changes_nothing(mutate, stored):
+    cluster = FakeCluster(pods(2))
+    cluster.admission = mutate
+    result = run(cluster, {'app': NEW})[0]
+    assert result['summary']['updated'] == 2, result
+    app = result['pods'][0]['containers']['app']
+    assert (app['requested_image'], app['new_image'], app['running_image']) == (NEW, stored, stored)
+    rec = record.get(cluster.pods['web-0'], 'image')
+    assert rec['target'] == {'app': NEW} and rec['stored'] == {'app': stored}
+    assert ImageOperation({'app': NEW}).settled(cluster.pods['web-0'], rec) is True
+    count = len(writes(cluster))
+    again = run(cluster, {'app': NEW})[0]
+    assert again['changed'] is False and again['summary']['unchanged'] == 2
+    assert len(writes(cluster)) == count
+
+
+def test_check_mode_says_what_admission_would_store():
+    cluster = FakeCluster(pods(1))
+    cluster.admission = _mirror
+    result = run(cluster, {'app': NEW}, check_mode=True)[0]
+    assert result['pods'][0]['status'] == 'would_update'
+    assert 'admission would store app=%s' % MIRROR in result['pods'][0]['reason']
+    assert not writes(cluster)
+
+
+def test_admission_denial_fails_the_pod_and_leaves_it_as_it_was():
+    from ansible_collections.inplace.k8s.plugins.module_utils.errors import AdmissionDenied
+
+    def deny(pod):
+        raise AdmissionDenied('admission webhook "deny.example" denied the request: no', status=403)
+    cluster = FakeCluster(pods(1))
+    for item in cluster.pods.values():
+        item['spec']['readinessGates'] = [{'conditionType': GATE}]
+        item['status']['conditions'].append({'type': GATE, 'status': 'True'})
+    cluster.admission = deny
+    result = run(cluster, {'app': NEW}, readiness_gate=GATE)[0]
+    pod = result['pods'][0]
+    assert pod['status'] == 'failed' and 'deny.example' in pod['reason']
+    assert spec_of(cluster.pods['web-0'], 'app')['image'] == 'registry.example/app:1.0'
+    assert podstate.condition_is(cluster.pods['web-0'], GATE, 'True')   # not left drained
+
+
+def test_a_tag_switched_to_its_digest_by_a_restart_is_that_tag():
+    digest = 'registry.example/app@sha256:' + 'ab' * 32
+    cluster = FakeCluster(pods(1))
+    pod = cluster.pods['web-0']
+    spec_of(pod, 'app')['image'] = digest
+    status_of(pod, 'app')['image'] = digest
+    pod['metadata'].setdefault('annotations', {})[record.ANNOTATION] = json.dumps({'recreate': {
+        'state': record.DONE, 'target': {'app': digest}, 'before': {'app': {'image': 'registry.example/app:1.0'}}}})
+    result = run(cluster, {'app': 'registry.example/app:1.0'})[0]
+    assert result['changed'] is False and result['summary']['unchanged'] == 1
+    assert not writes(cluster)
+    # another tag is a change
+    assert run(cluster, {'app': NEW})[0]['summary']['updated'] == 1
+
+
+def test_after_an_admission_denial_the_other_pods_are_not_attempted():
+    from ansible_collections.inplace.k8s.plugins.module_utils.errors import AdmissionDenied
+
+    def deny(pod):
+        raise AdmissionDenied('admission webhook "deny.example" denied the request: no', status=403)
+    cluster = FakeCluster(pods(3))
+    cluster.admission = deny
+    result = run(cluster, {'app': NEW}, max_concurrency=1)[0]
+    assert [p['status'] for p in result['pods']] == ['failed'] * 3
+    assert 'not attempted: pod web-0' in result['pods'][2]['reason']
+    assert len(writes(cluster)) == 1
+
+
+def test_an_image_changed_by_another_writer_during_the_wait_is_a_conflict():
+    cluster = FakeCluster(pods(2), kubelet=False)
+    watcher = FakeWatcher(cluster)
+
+    def other_writer(fake, name):
+        fake.kubelet = True
+        fake.set_image(name, 'app', 'registry.example/app:other')
+    watcher.during_wait = other_writer
+    runner = engine.Engine(cluster, ImageOperation({'app': NEW}), options(max_concurrency=1), watcher,
+                           sleep=lambda seconds: None)
+    result = runner.run([copy.deepcopy(p) for p in sorted(cluster.pods.values(), key=lambda p: p['metadata']['name'])])
+    first, second = result['pods']
+    assert first['status'] == 'conflict' and 'changed to registry.example/app:other by another writer' in first['reason']
+    assert second['status'] == 'updated'
+    assert spec_of(cluster.pods['web-0'], 'app')['image'] == 'registry.example/app:other'   # never overwritten
+    rec = record.get(cluster.pods['web-0'], 'image')
+    assert rec['state'] == 'failed' and 'conflict' in rec['error']
+
+
+class LaggingWatcher(FakeWatcher):
+    """A watch that has not delivered the write yet: the pods as listed until the engine offers a newer
+    version (observe), then the cluster's."""
+
+    def __init__(self, cluster):
+        super(LaggingWatcher, self).__init__(cluster)
+        self.stale = copy.deepcopy(cluster.pods)
+        self.offered = set()
+
+    def observe(self, pod):
+        self.offered.add(pod['metadata']['name'])
+
+    def get(self, name):
+        return super(LaggingWatcher, self).get(name) if name in self.offered else copy.deepcopy(self.stale.get(name))
+
+
+def test_a_watch_behind_the_write_is_no_conflict():
+    cluster = FakeCluster(pods(2))
+    runner = engine.Engine(cluster, ImageOperation({'app': NEW}), options(), LaggingWatcher(cluster),
+                           sleep=lambda seconds: None)
+    result = runner.run([copy.deepcopy(p) for p in sorted(cluster.pods.values(), key=lambda p: p['metadata']['name'])])
+    assert [p['status'] for p in result['pods']] == ['updated', 'updated']

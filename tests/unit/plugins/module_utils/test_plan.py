@@ -74,12 +74,14 @@ def test_unchanged_needs_ready_status(web_pod):
 @pytest.mark.parametrize('changes, reason', [
     ({'metadata__deletionTimestamp': '2025-11-21T21:30:00Z'}, 'pod is terminating'),
     ({'status__phase': 'Pending'}, 'pod is not running (phase Pending)'),
-    ({'status__phase': 'Succeeded'}, 'pod is not running (phase Succeeded)'),
+    ({'status__phase': 'Succeeded'}, 'pod has finished (phase Succeeded)'),
+    ({'status__phase': 'Failed'}, 'pod has finished (phase Failed)'),
+    ({'status__phase': 'Pending', 'spec__nodeName': None}, 'pod is not scheduled yet (phase Pending, no node)'),
 ])
 def test_pod_level_refusals(pod_factory, changes, reason):
     pod = pod_factory(**changes)
     changing = image_plan(pod, {'app': 'registry.example/app:2.0'})
-    assert (changing.action, changing.refusal) == ('refused', reason)
+    assert changing.action == 'refused' and changing.refusal.startswith(reason)
     # nothing to change: not refused, whatever the pod's state
     assert image_plan(pod, {'app': 'registry.example/app:1.0'}).action in ('unchanged', 'pending')
 
@@ -120,3 +122,23 @@ def test_generic_judge(web_pod):
     pod_plan = plan.plan_pod(web_pod, {'app': 'none', 'metrics': 'blue'}, judge)
     assert actions(pod_plan) == {'app': 'unchanged', 'metrics': 'update'}
     assert pod_plan.containers[1].restart is False
+
+
+@pytest.mark.parametrize('phase, waiting, action', [
+    ('Pending', 'ImagePullBackOff', 'update'),     # a typo'd tag is fixed forward
+    ('Pending', 'ErrImagePull', 'update'),
+    ('Pending', 'InvalidImageName', 'update'),
+    ('Running', 'CrashLoopBackOff', 'update'),
+    ('Pending', 'ContainerCreating', 'refused'),   # not about its image: nothing to fix forward
+])
+def test_pods_broken_by_their_image_are_updated(web_pod, phase, waiting, action):
+    web_pod['status']['phase'] = phase
+    status_of(web_pod, 'app').update(state={'waiting': {'reason': waiting}}, ready=False, started=False)
+    assert image_plan(web_pod, {'app': 'registry.example/app:2.0'}).action == action
+
+
+def test_a_pending_pod_is_not_updated_for_another_container(web_pod):
+    web_pod['status']['phase'] = 'Pending'
+    status_of(web_pod, 'app').update(state={'waiting': {'reason': 'ImagePullBackOff'}}, ready=False)
+    plan = image_plan(web_pod, {'metrics': 'registry.example/metrics:2.0'})
+    assert plan.action == 'refused' and 'app ImagePullBackOff' in plan.refusal

@@ -146,13 +146,6 @@ def test_fixture_statuses_look_real(web_pod):
     assert status_of(web_pod, 'setup')['state']['terminated']['reason'] == 'Completed'
 
 
-def test_is_newer(web_pod):
-    other = dict(web_pod, metadata=dict(web_pod['metadata'], resourceVersion='999'))
-    assert podstate.is_newer(web_pod, other)
-    assert not podstate.is_newer(other, web_pod)
-    assert podstate.is_newer(web_pod, None)
-
-
 @pytest.mark.parametrize('status, known, expected', [
     ({'state': {'waiting': {'reason': 'CrashLoopBackOff'}}, 'lastState': {'terminated': {'containerID': 'old'}}},
      ('old', None), True),

@@ -48,9 +48,9 @@ class Kube(FakeCluster):
             raise NotFoundError('the server could not find the requested resource', status=404)
         raise AssertionError('unexpected request %s %s' % (method, path))
 
-    def patch_pod(self, namespace, name, body, content_type=None, subresource=None):
+    def patch_pod(self, namespace, name, body, content_type=None, subresource=None, dry_run=False):
         if content_type != MERGE_PATCH:
-            return super(Kube, self).patch_pod(namespace, name, body, content_type, subresource)
+            return super(Kube, self).patch_pod(namespace, name, body, content_type, subresource, dry_run)
         self.calls.append(('patch', name, 'merge'))
         pod = self.pods[name]
         pod['metadata'].setdefault('annotations', {}).update(body['metadata']['annotations'])

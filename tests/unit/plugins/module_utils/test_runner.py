@@ -7,7 +7,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner, targets
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import NoMatchError, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import NoMatchError, OperationFailed, ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
@@ -80,3 +80,24 @@ def test_selectors(params, expected):
 def test_select_pods_reports_missing_names():
     pods, version, missing = targets.select_pods(cluster(), {'namespace': 'shop', 'names': ['web-0', 'web-9']})
     assert [p['metadata']['name'] for p in pods] == ['web-0'] and missing == ['web-9'] and version
+
+
+def test_a_namespace_that_does_not_exist_is_named():
+    kube = cluster()
+    kube.namespaces = {'other'}
+    kube.pods = {}
+    with pytest.raises(ValidationError) as caught:
+        runner.run(Module(name='web-0'), ImageOperation({'app': 'x:1'}), kube=kube)
+    assert 'namespace shop does not exist' in caught.value.msg
+
+
+def test_a_refused_pod_fails_the_task_unless_continue_on_error():
+    kube = cluster()
+    kube.pods['web-0']['metadata']['deletionTimestamp'] = '2025-11-21T21:30:00Z'
+    with pytest.raises(OperationFailed) as caught:
+        runner.run(Module(name='web-0', wait=False), ImageOperation({'app': 'registry.example/app:2.0'}), kube=kube)
+    assert 'web-0: pod is terminating' in caught.value.msg
+    assert caught.value.details['pods'][0]['status'] == 'refused'
+    result = runner.run(Module(name='web-0', wait=False, continue_on_error=True),
+                        ImageOperation({'app': 'registry.example/app:2.0'}), kube=kube)
+    assert result['pods'][0]['status'] == 'refused' and result['changed'] is False

@@ -6,6 +6,7 @@ __metaclass__ = type
 
 import copy
 import threading
+import time
 
 import pytest
 
@@ -103,13 +104,67 @@ def test_gone_watch_relists(web_pod):
     assert watcher._version == '150'
 
 
-def test_observe_keeps_newest(web_pod):
+def test_versions_are_ordered_by_the_watch_never_as_numbers(web_pod):
+    # opaque versions whose numeric or lexical order would mislead: only the watch's order counts
     watcher = waiter.PodWatcher(StreamingKube([]), 'shop')
-    watcher._replace([version(web_pod, 200)], '200')
-    watcher.observe(version(web_pod, 150))
-    assert watcher.get('web-0')['metadata']['resourceVersion'] == '200'
-    watcher.observe(version(web_pod, 250))
-    assert watcher.get('web-0')['metadata']['resourceVersion'] == '250'
+    rv = lambda name: watcher.get('web-0')['metadata']['resourceVersion']
+    watcher._replace([version(web_pod, 'x9')], 'x9')
+    watcher._apply({'type': 'MODIFIED', 'object': version(web_pod, 'x10')})
+    watcher.observe(version(web_pod, 'x9'))          # the caller's copy from the list: older
+    assert rv('web-0') == 'x10'
+    watcher.observe(version(web_pod, 'a1'))          # the answer of our write: ahead of the watch
+    assert rv('web-0') == 'a1'
+    watcher._apply({'type': 'MODIFIED', 'object': version(web_pod, 'zz')})   # another writer's, before ours
+    assert rv('web-0') == 'a1'
+    watcher._apply({'type': 'MODIFIED', 'object': version(web_pod, 'a1')})   # the watch reaches ours
+    watcher._apply({'type': 'MODIFIED', 'object': version(web_pod, 'b')})
+    assert rv('web-0') == 'b'
+    assert watcher.freshest(version(web_pod, 'zz'))['metadata']['resourceVersion'] == 'b'
+    watcher.observe(version(web_pod, 'q'))
+    watcher._replace([version(web_pod, 'r')], 'r')    # a relist is at least as new as any write
+    assert rv('web-0') == 'r'
+
+
+def test_a_pod_of_another_uid_is_not_taken_from_the_caller(web_pod):
+    watcher = waiter.PodWatcher(StreamingKube([]), 'shop')
+    watcher._replace([version(web_pod, '1')], '1')
+    other = version(web_pod, '7')
+    other['metadata']['uid'] = 'another'
+    assert watcher.freshest(other) is other and watcher.get('web-0')['metadata']['uid'] == web_pod['metadata']['uid']
+
+
+def test_a_bookmark_moves_the_version_and_wakes_nobody(web_pod):
+    watcher = waiter.PodWatcher(StreamingKube([]), 'shop')
+    watcher._replace([web_pod], '100')
+    woken = []
+    watcher._wake = lambda name=None: woken.append(name)
+    watcher._apply({'type': 'BOOKMARK', 'object': {'metadata': {'resourceVersion': 'bm'}}})
+    assert watcher._version == 'bm' and woken == []
+
+
+def test_after_410_gone_a_relist_shows_waiters_what_changed_meanwhile(web_pod):
+    kube = StreamingKube([web_pod])
+    watcher = waiter.PodWatcher(kube, 'shop').start()
+    changed = version(web_pod, 'later')
+    changed['metadata']['labels']['phase'] = 'two'
+    kube.pods = [changed]                      # the change happens while the watch is too old
+    kube.push('ERROR', {'code': 410, 'message': 'too old resource version'})
+    pod = watcher.wait_for('web-0', lambda p: p['metadata']['labels'].get('phase') == 'two', timeout=5)
+    watcher.stop()
+    assert pod['metadata']['resourceVersion'] == 'later' and kube.lists == 2
+
+
+def test_a_watch_that_ends_silently_is_resumed_from_the_last_version(web_pod):
+    kube = StreamingKube([web_pod])
+    watcher = waiter.PodWatcher(kube, 'shop').start()
+    kube.push('MODIFIED', version(web_pod, 'v1'))
+    watcher.wait_for('web-0', lambda p: p['metadata']['resourceVersion'] == 'v1', timeout=5)
+    # the stream ends (a stalled connection given up by the read timeout): a new watch from v1
+    deadline = time.time() + 5
+    while 'v1' not in kube.watches and time.time() < deadline:
+        time.sleep(0.05)
+    watcher.stop()
+    assert 'v1' in kube.watches and kube.lists == 1
 
 
 def test_an_event_wakes_only_the_waiters_of_its_pod(web_pod):
