@@ -174,8 +174,8 @@ def pod_matches(pod, images=None, resources=None):
         info = podstate.find_container(pod, name)
         if info is None:
             return False
-        # A container that container_recreate switched to the same image's digest is up to date.
-        if not (podstate.same_image(info.spec.get('image'), image) or imageref.is_recorded_digest_of(pod, name, image)):
+        # The tag pinned to its digest (by admission, or by container_recreate's image_reference) counts as the tag.
+        if not imageref.satisfies(pod, name, image):
             return False
     for name, wanted in (resources or {}).items():
         info = podstate.find_container(pod, name)
@@ -191,7 +191,8 @@ def pod_converged(pod, images=None, resources=None):
         return False
     for name, image in (images or {}).items():
         info = podstate.find_container(pod, name)
-        if info.kind != podstate.INIT and not podstate.image_converged(info.status, image):
+        if info.kind != podstate.INIT and not podstate.image_converged(
+                info.status, imageref.effective_image(pod, name, image)):
             return False
     for name, wanted in (resources or {}).items():
         info = podstate.find_container(pod, name)
