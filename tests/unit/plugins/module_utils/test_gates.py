@@ -125,8 +125,8 @@ def test_policy_matches_status_updates_of_gated_pods_without_the_condition():
 
 def test_shipped_policy_file_is_what_the_module_installs():
     with open(os.path.join(ROOT, 'policies', 'readiness-gate-policy.yml')) as handle:
-        shipped = list(yaml.safe_load_all(handle))
-    assert shipped == list(gates.policy_objects(gates.DEFAULT_GATE))
+        shipped = yaml.safe_load(handle)
+    assert shipped == {'apiVersion': 'v1', 'kind': 'List', 'items': list(gates.policy_objects(gates.DEFAULT_GATE))}
 
 
 def test_contains_ignores_server_defaults_only():
@@ -248,7 +248,8 @@ def test_heal_retries_a_conflict_and_reports_a_pod_that_went_away():
 
     def delete(cluster, name):
         cluster.pods[name]['metadata']['resourceVersion'] = '9'
-        api.get_pod = lambda namespace, name: (_ for _ in ()).throw(NotFoundError('gone', status=404))
+        cluster.pods.pop('gone', None)
+        api.get_pod = lambda namespace, pod_name: FakeCluster.get_pod(cluster, namespace, 'gone')
     api.before_write = delete
     assert gates.heal(api, 'shop', GATE)['pods'][0]['status'] == 'gone'
 
