@@ -210,11 +210,9 @@ def ensure_policy(kube, state, gate, policy_name=None, binding_name=None, match=
                     'objects': [{'kind': o['kind'], 'name': o['metadata']['name'], 'action': 'absent'}
                                 for o in (binding, policy)]}
         raise _not_served_error()
-    writes = [('create', POLICIES), ('update', POLICIES), ('create', BINDINGS), ('update', BINDINGS)]
-    if state == 'absent':
-        writes = [('delete', POLICIES), ('delete', BINDINGS)]
+    verbs = ['get', 'delete'] if state == 'absent' else ['get', 'create', 'update']
     if not check_mode:
-        access.require(kube, None, [(verb, res, GROUP) for verb, res in writes])
+        access.require(kube, None, [(verb, res, GROUP) for res in (POLICIES, BINDINGS) for verb in verbs])
     # Present: the policy first, then the binding that names it. Absent: the binding first.
     order = [(POLICIES, policy), (BINDINGS, binding)]
     if state == 'absent':
