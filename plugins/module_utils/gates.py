@@ -126,14 +126,15 @@ def policy_objects(gate, policy_name=None, binding_name=None, match=None, failur
                 {'name': 'pod-has-the-gate',
                  'expression': "has(object.spec.readinessGates) && "
                                "object.spec.readinessGates.exists(g, g.conditionType == %s)" % g},
-                {'name': 'condition-absent',
-                 'expression': "has(object.status) && (!has(object.status.conditions) || "
-                               "!object.status.conditions.exists(c, c.type == %s))" % g},
+                # Only objects that have conditions: a JSONPatch value that is a list of typed objects (to create
+                # status.conditions) makes the 1.36.3 API server panic in cel-go's ConvertToNative. The kubelet's
+                # status writes always carry conditions, so the first of them opens the gate.
+                {'name': 'has-conditions-but-not-the-gate',
+                 'expression': "has(object.status) && has(object.status.conditions) && "
+                               "!object.status.conditions.exists(c, c.type == %s)" % g},
             ],
-            'mutations': [{'patchType': 'JSONPatch', 'jsonPatch': {'expression': (
-                'has(object.status.conditions) ? '
-                '[JSONPatch{op: "add", path: "/status/conditions/-", value: %s}] : '
-                '[JSONPatch{op: "add", path: "/status/conditions", value: [%s]}]' % (condition, condition))}}],
+            'mutations': [{'patchType': 'JSONPatch', 'jsonPatch': {
+                'expression': '[JSONPatch{op: "add", path: "/status/conditions/-", value: %s}]' % condition}}],
         },
     }
     binding = {
