@@ -36,7 +36,7 @@ def allowed(kube, namespace, verb, resource, group=''):
     """True / False as the API server answers for the current user, None when it cannot tell."""
     name, _sep, sub = resource.partition('/')
     body = {'apiVersion': 'authorization.k8s.io/v1', 'kind': 'SelfSubjectAccessReview', 'spec': {
-        'resourceAttributes': {'namespace': namespace, 'verb': verb, 'group': group, 'resource': name,
+        'resourceAttributes': {'namespace': namespace or '', 'verb': verb, 'group': group, 'resource': name,
                                'subresource': sub}}}
     try:
         answer = kube.request('POST', REVIEW_PATH, body=body)
@@ -46,9 +46,11 @@ def allowed(kube, namespace, verb, resource, group=''):
 
 
 def require(kube, namespace, permissions):
-    """Raise RbacForbidden naming every missing permission (nothing has been written yet)."""
+    """Raise RbacForbidden naming every missing permission (nothing has been written yet). ``namespace``
+    None: cluster-scoped resources."""
     missing = ['%s %s%s' % (verb, resource, ' (%s)' % group if group else '')
                for verb, resource, group in permissions if allowed(kube, namespace, verb, resource, group) is False]
     if missing:
-        raise RbacForbidden('forbidden: the credentials used may not %s in namespace %s; nothing was changed. '
-                            'Grant it: %s' % (', '.join(missing), namespace, RBAC_HINT), status=403, reason='RBAC')
+        raise RbacForbidden('forbidden: the credentials used may not %s %s; nothing was changed. '
+                            'Grant it: %s' % (', '.join(missing), 'in namespace %s' % namespace if namespace
+                                              else '(cluster-scoped)', RBAC_HINT), status=403, reason='RBAC')

@@ -1,0 +1,383 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Who opens a readiness gate nobody drained: an admission policy for new pods, healing for old ones.
+
+A pod that lists a readiness gate in ``spec.readinessGates`` stays NotReady (out of its Services) until
+someone sets that condition True. Our drains set it False and back True, but the pods a controller
+creates later (scale-up, replacement, ``kubectl rollout restart``) start without the condition.
+
+- ``policy_objects()`` builds a MutatingAdmissionPolicy (admissionregistration.k8s.io/v1, GA and on by
+  default from Kubernetes 1.36) and its binding: on every ``pods/status`` UPDATE (the kubelet's status
+  patches included) of a pod that has the gate in its spec and whose status lacks the condition, the
+  API server adds the condition with status True. A write whose result already carries the condition
+  (our drain setting it False, or any later write of a drained pod) does not match: the policy never
+  opens a gate that someone closed. ``ensure_policy()`` makes the pair present or absent.
+- ``heal()`` finds gated pods without the condition (created before the policy, or on a server
+  without it) and sets it True through ``pods/status``, guarded by the pod's resourceVersion, never
+  touching a pod whose condition is present (False means a drain is in progress).
+
+rbac/inplace-k8s-rbac.yml: ClusterRole ``inplace-k8s-readiness-gate-policy`` for the policy pair;
+healing uses the ``inplace-k8s`` role's ``list pods`` and ``patch pods/status``.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import copy
+import re
+
+from urllib.parse import quote
+
+from ansible_collections.inplace.k8s.plugins.module_utils import access, drain, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.client import STRATEGIC_MERGE_PATCH
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
+    ApiError, ConflictError, NotFoundError, ValidationError,
+)
+from ansible_collections.inplace.k8s.plugins.module_utils.workload import Workload
+
+GROUP = 'admissionregistration.k8s.io'
+API_VERSION = GROUP + '/v1'
+POLICIES = 'mutatingadmissionpolicies'
+BINDINGS = 'mutatingadmissionpolicybindings'
+DEFAULT_GATE = 'inplace.k8s/ready'
+MANAGED_BY = {'app.kubernetes.io/managed-by': 'inplace.k8s'}
+GATE_ANNOTATION = 'inplace.k8s/readiness-gate'
+OPEN_REASON = 'AdmissionPolicy'
+HEAL_REASON = 'Healed'
+HEAL_ATTEMPTS = 5
+
+# A condition type is a qualified name: an optional DNS subdomain prefix and '/', then a name of at most
+# 63 characters (alphanumerics, '-', '_', '.', starting and ending alphanumeric). This also keeps it
+# safe inside a CEL string literal.
+_NAME = r'[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?'
+_PREFIX = r'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'
+GATE_RE = re.compile(r'^(%s/)?%s$' % (_PREFIX, _NAME))
+OBJECT_NAME_RE = re.compile(r'^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$')
+
+
+# --------------------------------------------------------------------------- input
+
+def check_gate(gate, field='gate'):
+    if not gate or not GATE_RE.match(gate) or len(gate.partition('/')[0]) > 253:
+        raise ValidationError('%s %r is not a condition type: give a qualified name such as inplace.k8s/ready '
+                              '(optional DNS prefix and "/", then up to 63 letters, digits, "-", "_" or ".")'
+                              % (field, gate))
+    return gate
+
+
+def default_policy_name(gate):
+    """inplace.k8s/ready -> inplace-k8s-gate-inplace-k8s-ready: one policy per gate."""
+    return 'inplace-k8s-gate-' + re.sub(r'[^a-z0-9]+', '-', gate.lower()).strip('-')
+
+
+def check_object_name(name, field):
+    if not OBJECT_NAME_RE.match(name or ''):
+        raise ValidationError('%s %r is not a valid object name: lowercase letters, digits, "-" and ".", '
+                              'starting and ending with a letter or digit' % (field, name))
+    return name
+
+
+def scope_selectors(namespaces=None, namespace_selector=None, object_selector=None):
+    """The binding's matchResources: namespaces (a list of names) or a namespace selector, and an
+    optional object (pod label) selector. Without any, the binding matches every namespace."""
+    if namespaces and namespace_selector:
+        raise ValidationError('namespaces and namespace_selector are mutually exclusive: give one')
+    for field, sel in (('namespace_selector', namespace_selector), ('object_selector', object_selector)):
+        if sel is not None and (not isinstance(sel, dict) or set(sel) - set(['matchLabels', 'matchExpressions'])):
+            raise ValidationError('%s must be a label selector: a dict with matchLabels and/or matchExpressions'
+                                  % field)
+    match = {}
+    if namespaces:
+        match['namespaceSelector'] = {'matchExpressions': [
+            {'key': 'kubernetes.io/metadata.name', 'operator': 'In', 'values': sorted(set(namespaces))}]}
+    elif namespace_selector:
+        match['namespaceSelector'] = copy.deepcopy(namespace_selector)
+    if object_selector:
+        match['objectSelector'] = copy.deepcopy(object_selector)
+    return match
+
+
+# --------------------------------------------------------------------------- the policy
+
+def cel_string(value):
+    return "'%s'" % value  # check_gate() allows no quote or backslash
+
+
+def policy_objects(gate, policy_name=None, binding_name=None, match=None, failure_policy='Ignore'):
+    """(MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding) that open ``gate`` on pods that lack it."""
+    check_gate(gate)
+    policy_name = check_object_name(policy_name or default_policy_name(gate), 'policy_name')
+    binding_name = check_object_name(binding_name or policy_name, 'binding_name')
+    g = cel_string(gate)
+    condition = 'Object.status.conditions{type: %s, status: "True", reason: "%s", message: %s}' % (
+        g, OPEN_REASON, cel_string('opened by the MutatingAdmissionPolicy %s' % policy_name))
+    metadata = {'labels': dict(MANAGED_BY), 'annotations': {GATE_ANNOTATION: gate}}
+    policy = {
+        'apiVersion': API_VERSION, 'kind': 'MutatingAdmissionPolicy',
+        'metadata': dict(name=policy_name, **copy.deepcopy(metadata)),
+        'spec': {
+            'failurePolicy': failure_policy,
+            'reinvocationPolicy': 'Never',
+            'matchConstraints': {'resourceRules': [{
+                'apiGroups': [''], 'apiVersions': ['v1'], 'operations': ['UPDATE'], 'resources': ['pods/status']}]},
+            'matchConditions': [
+                {'name': 'pod-has-the-gate',
+                 'expression': "has(object.spec.readinessGates) && "
+                               "object.spec.readinessGates.exists(g, g.conditionType == %s)" % g},
+                # Only objects that have conditions: a JSONPatch value that is a list of typed objects (to create
+                # status.conditions) makes the 1.36.3 API server panic in cel-go's ConvertToNative. The kubelet's
+                # status writes always carry conditions, so the first of them opens the gate.
+                {'name': 'has-conditions-but-not-the-gate',
+                 'expression': "has(object.status) && has(object.status.conditions) && "
+                               "!object.status.conditions.exists(c, c.type == %s)" % g},
+            ],
+            'mutations': [{'patchType': 'JSONPatch', 'jsonPatch': {
+                'expression': '[JSONPatch{op: "add", path: "/status/conditions/-", value: %s}]' % condition}}],
+        },
+    }
+    binding = {
+        'apiVersion': API_VERSION, 'kind': 'MutatingAdmissionPolicyBinding',
+        'metadata': dict(name=binding_name, **copy.deepcopy(metadata)),
+        'spec': {'policyName': policy_name},
+    }
+    if match:
+        binding['spec']['matchResources'] = copy.deepcopy(match)
+    return policy, binding
+
+
+def object_path(resource, name=None):
+    return '/apis/%s/%s%s' % (API_VERSION, resource, '/' + quote(name, safe='') if name else '')
+
+
+def contains(stored, wanted):
+    """Everything ``wanted`` sets is in ``stored`` (fields the server defaults are ignored); lists must have
+    the same length and match item by item."""
+    if isinstance(wanted, dict):
+        return isinstance(stored, dict) and all(contains(stored.get(k), v) for k, v in wanted.items())
+    if isinstance(wanted, list):
+        return (isinstance(stored, list) and len(stored) == len(wanted)
+                and all(contains(s, w) for s, w in zip(stored, wanted)))
+    return stored == wanted
+
+
+def _comparable(obj):
+    """The part of an object we manage: labels/annotations we set, and the spec."""
+    if obj is None:
+        return None
+    meta = obj.get('metadata') or {}
+    return {'metadata': {'labels': meta.get('labels') or {}, 'annotations': meta.get('annotations') or {}},
+            'spec': obj.get('spec') or {}}
+
+
+def _read(kube, resource, name):
+    try:
+        return kube.request('GET', object_path(resource, name))
+    except NotFoundError:
+        return None
+    except ApiError as exc:
+        if exc.status == 404 or 'the server could not find the requested resource' in (exc.msg or ''):
+            return None
+        raise
+
+
+def served(kube):
+    """The API server serves MutatingAdmissionPolicy in admissionregistration.k8s.io/v1."""
+    try:
+        resources = kube.request('GET', '/apis/' + API_VERSION).get('resources') or []
+    except NotFoundError:
+        return False
+    return any(r.get('name') == POLICIES for r in resources)
+
+
+def _not_served_error():
+    return ValidationError('this API server does not serve %s %s (Kubernetes 1.36+, where MutatingAdmissionPolicy '
+                           'is GA and on by default; on 1.34/1.35 it is beta and needs the feature gate and '
+                           '--runtime-config). Nothing was changed. Without it, open stranded gates with '
+                           'state=healed after each scale-up or replacement' % (API_VERSION, POLICIES))
+
+
+def ensure_policy(kube, state, gate, policy_name=None, binding_name=None, match=None, failure_policy='Ignore',
+                  check_mode=False):
+    """Make the policy pair present (created or replaced where it differs) or absent.
+
+    Returns {'changed', 'policy', 'binding', 'objects': [{kind, name, action}], 'diff'}; actions are
+    created / updated / deleted / unchanged / absent, prefixed with ``would_`` in check mode."""
+    policy, binding = policy_objects(gate, policy_name, binding_name, match, failure_policy)
+    if not served(kube):
+        if state == 'absent':
+            return {'changed': False, 'policy': None, 'binding': None, 'diff': {'before': {}, 'after': {}},
+                    'objects': [{'kind': o['kind'], 'name': o['metadata']['name'], 'action': 'absent'}
+                                for o in (binding, policy)]}
+        raise _not_served_error()
+    verbs = ['get', 'delete'] if state == 'absent' else ['get', 'create', 'update']
+    if not check_mode:
+        access.require(kube, None, [(verb, res, GROUP) for res in (POLICIES, BINDINGS) for verb in verbs])
+    # Present: the policy first, then the binding that names it. Absent: the binding first.
+    order = [(POLICIES, policy), (BINDINGS, binding)]
+    if state == 'absent':
+        order.reverse()
+    result = {'changed': False, 'objects': [], 'diff': {'before': {}, 'after': {}}}
+    for resource, wanted in order:
+        name, kind = wanted['metadata']['name'], wanted['kind']
+        stored = _read(kube, resource, name)
+        key = '%s/%s' % (kind, name)
+        result['diff']['before'][key] = _comparable(stored)
+        if state == 'absent':
+            action, after = ('deleted' if stored else 'absent'), None
+            if stored and not check_mode:
+                try:
+                    kube.request('DELETE', object_path(resource, name))
+                except NotFoundError:
+                    action = 'absent'
+        elif stored is None:
+            action, after = 'created', wanted
+            if not check_mode:
+                after = kube.request('POST', object_path(resource), body=wanted)
+        elif contains(_comparable(stored), _comparable(wanted)):
+            action, after = 'unchanged', stored
+        else:
+            action, after = 'updated', copy.deepcopy(wanted)
+            after['metadata']['resourceVersion'] = stored['metadata'].get('resourceVersion')
+            # The stored labels / annotations are kept; ours are set over them.
+            for field in ('labels', 'annotations'):
+                merged = dict(stored['metadata'].get(field) or {})
+                merged.update(after['metadata'][field])
+                after['metadata'][field] = merged
+            if not check_mode:
+                after = kube.request('PUT', object_path(resource, name), body=after)
+        result['diff']['after'][key] = _comparable(after)
+        changed = action in ('created', 'updated', 'deleted')
+        result['changed'] = result['changed'] or changed
+        result['objects'].append({'kind': kind, 'name': name,
+                                  'action': 'would_' + action[:-1] if check_mode and changed else action})
+        result['policy' if resource == POLICIES else 'binding'] = after
+    return result
+
+
+def installed_for(kube, gate):
+    """Names of MutatingAdmissionPolicies (ours: labelled managed-by inplace.k8s) that open ``gate``, with their
+    bindings: [{'policy', 'bindings': [{'name', 'match'}]}]; None when the server does not serve them or the
+    credentials may not list them."""
+    try:
+        if not served(kube):
+            return None
+        policies = kube.request('GET', object_path(POLICIES)).get('items') or []
+        bindings = kube.request('GET', object_path(BINDINGS)).get('items') or []
+    except ApiError:
+        return None
+    found = []
+    for pol in policies:
+        if (pol.get('metadata', {}).get('annotations') or {}).get(GATE_ANNOTATION) != gate:
+            continue
+        name = pol['metadata']['name']
+        found.append({'policy': name, 'bindings': [
+            {'name': b['metadata']['name'], 'match': (b.get('spec') or {}).get('matchResources') or {}}
+            for b in bindings if (b.get('spec') or {}).get('policyName') == name]})
+    return found
+
+
+# --------------------------------------------------------------------------- healing
+
+def pod_gate_state(pod, gate):
+    """'not_gated' (the spec does not list the gate), 'terminating', 'stranded' (gated, condition absent),
+    'open' (True) or 'closed' (False: a drain in progress, or a gate someone closed)."""
+    if not drain.has_gate(pod, gate):
+        return 'not_gated'
+    if podstate.is_terminating(pod):
+        return 'terminating'
+    return {None: 'stranded', 'True': 'open'}.get(drain.gate_status(pod, gate), 'closed')
+
+
+def open_patch(pod, gate, now=None):
+    """Strategic merge patch for pods/status: the gate condition True, guarded by the resourceVersion read."""
+    body = drain.gate_patch(gate, True, reason=HEAL_REASON,
+                            message='opened by inplace.k8s.readiness_gate: the condition was absent', now=now)
+    body['metadata'] = {'resourceVersion': podstate.meta(pod, 'resourceVersion')}
+    return body
+
+
+def open_stranded(kube, pod, gate):
+    """Set the gate True on a pod whose condition is absent. Re-reads on conflict and stops as soon as the pod
+    has the condition (someone else opened or closed it) or is gone. Returns (status, pod):
+    'opened', or the pod_gate_state it was found in ('open', 'closed', 'terminating', 'gone')."""
+    namespace, name = podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name')
+    for _attempt in range(HEAL_ATTEMPTS):
+        state = pod_gate_state(pod, gate)
+        if state != 'stranded':
+            return state, pod
+        try:
+            return 'opened', kube.patch_pod(namespace, name, open_patch(pod, gate),
+                                            content_type=STRATEGIC_MERGE_PATCH, subresource='status')
+        except ConflictError:
+            try:
+                pod = kube.get_pod(namespace, name)
+            except NotFoundError:
+                return 'gone', pod
+        except NotFoundError:
+            return 'gone', pod
+    raise ConflictError('pod %s/%s: the readiness gate could not be opened: the pod changed %d times while it was '
+                        'written; run again' % (namespace, name, HEAL_ATTEMPTS), status=409)
+
+
+def select(kube, namespace, label_selectors=None, kind=None, name=None):
+    """The pods to look at: a workload's pods, or the namespace's pods matching the label selectors."""
+    if kind:
+        workload = Workload(kube, kind, namespace, name)
+        try:
+            workload.read()
+        except NotFoundError:
+            raise ValidationError('%s %s not found in namespace %s; nothing was changed' % (kind, name, namespace))
+        return workload.pods()
+    pods, _version = kube.list_pods(namespace, ','.join(label_selectors or []) or None)
+    return pods
+
+
+def heal(kube, namespace, gate, label_selectors=None, kind=None, name=None, check_mode=False):
+    """Open the gate of every stranded pod of the target; report every gated pod.
+
+    Returns {'changed', 'pods': [{name, uid, state, status}], 'summary', 'stranded', 'opened', 'not_gated'}.
+    ``state`` is what the pod was found in (pod_gate_state); ``status`` what was done: opened / would_open,
+    or the state when nothing was done."""
+    check_gate(gate)
+    pods = sorted(select(kube, namespace, label_selectors, kind, name), key=lambda p: podstate.meta(p, 'name'))
+    if not check_mode and any(pod_gate_state(p, gate) == 'stranded' for p in pods):
+        access.require(kube, namespace, [('patch', 'pods/status', '')])
+    report = []
+    for pod in pods:
+        state = pod_gate_state(pod, gate)
+        status = state
+        if state == 'stranded':
+            status = 'would_open' if check_mode else open_stranded(kube, pod, gate)[0]
+        report.append({'name': podstate.meta(pod, 'name'), 'uid': podstate.meta(pod, 'uid'), 'state': state,
+                       'status': status})
+    summary = {}
+    for item in report:
+        summary[item['status']] = summary.get(item['status'], 0) + 1
+    summary['total'] = len(report)
+    return {
+        'changed': any(p['status'] in ('opened', 'would_open') for p in report),
+        'pods': report, 'summary': summary,
+        'stranded': [p['name'] for p in report if p['state'] == 'stranded'],
+        'opened': [p['name'] for p in report if p['status'] in ('opened', 'would_open')],
+        'not_gated': [p['name'] for p in report if p['state'] == 'not_gated'],
+    }
+
+
+# --------------------------------------------------------------------------- the module's work
+
+def run(kube, params, check_mode=False, diff=False):
+    """inplace.k8s.readiness_gate: the policy pair present / absent, or the target's stranded pods healed."""
+    gate = check_gate(params.get('gate') or DEFAULT_GATE)
+    if params['state'] == 'healed':
+        result = heal(kube, params['namespace'], gate, params.get('label_selectors'), params.get('kind'),
+                      params.get('name'), check_mode)
+        result['policies'] = installed_for(kube, gate)
+        return result
+    match = scope_selectors(params.get('namespaces'), params.get('namespace_selector'), params.get('object_selector'))
+    result = ensure_policy(kube, params['state'], gate, params.get('policy_name'), params.get('binding_name'), match,
+                           params.get('failure_policy') or 'Ignore', check_mode)
+    if not diff:
+        result.pop('diff')
+    return result
