@@ -144,5 +144,3 @@ def test_pod_failure(web_pod):
 
 def test_fixture_statuses_look_real(web_pod):
     assert status_of(web_pod, 'setup')['state']['terminated']['reason'] == 'Completed'
-
-
