@@ -44,14 +44,14 @@ options:
     default: false
   continue_on_error:
     description:
-      - A targeted pod that cannot be brought to the target (status V(refused): terminating, not yet
-        scheduled, finished, a container it lacks, a change that cannot be made in place or by the
+      - A targeted pod that cannot be brought to the target (status V(refused), because it is terminating,
+        not yet scheduled or finished, lacks a container, or the change cannot be made in place or by the
         strategy) fails the task by default, naming each pod and why, after every other pod was worked on.
-      - V(true) accepts that: such pods are reported (status V(refused), C(reason)) and warned about, and
+      - V(true) accepts that. Such pods are reported (status V(refused), C(reason)) and warned about, and
         the task succeeds when every other pod reached the target. Pods whose change failed, was rolled
         back or met another writer (V(failed), V(rolled_back), V(conflict)) fail the task either way.
       - Pods that are broken by their image (C(CrashLoopBackOff), C(ErrImagePull) / C(ImagePullBackOff)
-        while V(Pending)) are not refused: they are updated in place and verified like any other.
+        while V(Pending)) are not refused; they are updated in place and verified like any other.
     type: bool
     default: false
   max_concurrency:

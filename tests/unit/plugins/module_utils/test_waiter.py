@@ -107,7 +107,9 @@ def test_gone_watch_relists(web_pod):
 def test_versions_are_ordered_by_the_watch_never_as_numbers(web_pod):
     # opaque versions whose numeric or lexical order would mislead: only the watch's order counts
     watcher = waiter.PodWatcher(StreamingKube([]), 'shop')
-    rv = lambda name: watcher.get('web-0')['metadata']['resourceVersion']
+
+    def rv(name):
+        return watcher.get(name)['metadata']['resourceVersion']
     watcher._replace([version(web_pod, 'x9')], 'x9')
     watcher._apply({'type': 'MODIFIED', 'object': version(web_pod, 'x10')})
     watcher.observe(version(web_pod, 'x9'))          # the caller's copy from the list: older
