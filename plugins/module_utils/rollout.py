@@ -30,7 +30,7 @@ import json
 import time
 
 from ansible_collections.inplace.k8s.plugins.module_utils import (
-    batching, engine, plan, podstate, record, recreate, resize, runner,
+    batching, engine, imageref, plan, podstate, record, recreate, resize, runner,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError, ValidationError, WaitTimeout
@@ -106,6 +106,12 @@ class Rollout(object):
             self.warnings.append('pods are updated directly; the template of their owner was not changed, so a '
                                  'pod it recreates gets the old values: %s' % ', '.join(owned))
         return pods
+
+    def _changed_containers(self, pod):
+        """The containers of ``pod`` whose image this rollout changes (a pod Pending on such an image is
+        fixed forward, not refused)."""
+        return [name for name, image in self.images.items()
+                if podstate.find_container(pod, name) is not None and not imageref.satisfies(pod, name, image)]
 
     def pending(self, pod):
         """Does this pod still need the change?"""
@@ -189,6 +195,10 @@ class Rollout(object):
             pending = [p for p in pods if self.pending(p)]
             changed = bool(pending or template_changes or resuming)
             labels, revision = {}, None
+            if template_changes:
+                # The server (admission webhooks and policies included) judges the template first: a refusal
+                # leaves the workload exactly as it was, not held.
+                w.set_template(self.images, self.resources, dry_run=True)
             if changed and not self.check_mode:
                 if not resuming:
                     rec = {'state': IN_PROGRESS, 'target': self.target,
@@ -241,7 +251,7 @@ class Rollout(object):
         names = [podstate.meta(p, 'name') for p in ordered]
         pending = [podstate.meta(p, 'name') for p in ordered if self.pending(p)]
         refused = dict((podstate.meta(p, 'name'), reason) for p in ordered if podstate.meta(p, 'name') in pending
-                       for reason in [plan.pod_refusal(p)] if reason)
+                       for reason in [plan.pod_refusal(p, self._changed_containers(p))] if reason)
         if refused:
             raise ValidationError('pod(s) cannot be updated in place now: %s' % '; '.join(
                 '%s: %s' % item for item in sorted(refused.items())), refused=refused)

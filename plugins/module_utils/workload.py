@@ -149,7 +149,9 @@ def change_ops(template, base, images=None, resources=None):
         info = podstate.find_container(pod, name)
         path = base + podstate.spec_path(info)
         changed = []
-        if name in (images or {}) and info.spec.get('image') != images[name]:
+        current = info.spec.get('image')
+        # The tag pinned to its digest (an admission policy does that to templates too) is the tag.
+        if name in (images or {}) and current != images[name] and not imageref.pins_tag(current or '', images[name]):
             changed.append({'op': 'add', 'path': path + '/image', 'value': images[name]})
         if name in (resources or {}) and resources_differ(info.spec, resources[name]):
             changed.append({'op': 'add', 'path': path + '/resources', 'value': full_resources(info.spec, resources[name])})
@@ -413,20 +415,23 @@ class Workload(object):
                                'replicas); wait for it to finish' % (self.namespace, self.name, ', '.join(others)))
         return current
 
-    def set_template(self, images, resources, check_mode=False, rolling=False):
+    def set_template(self, images, resources, check_mode=False, rolling=False, dry_run=False):
         """Put the target values on the template(s) (Deployment: current ReplicaSet first, unless
         ``rolling``: then only the Deployment's, so that its controller rolls new pods out). True if
         anything was written (or would be). Each write tests resourceVersion and is recomputed on a
-        fresh read when the controller wrote in between (status updates bump resourceVersion)."""
+        fresh read when the controller wrote in between (status updates bump resourceVersion).
+        ``dry_run``: the server validates the writes (admission included) and stores nothing: a refusal
+        raises before anything was written."""
         changed = False
         if self.kind == 'Deployment' and not rolling:
             target = apply_change(self.template, images, resources)
             rs = self.current_replicaset([self.template, target])
             changed = self._patch_template('replicasets', podstate.meta(rs, 'name'), rs, images, resources,
-                                           check_mode)
-        return self._patch_template(KINDS[self.kind], self.name, self.obj, images, resources, check_mode) or changed
+                                           check_mode, dry_run)
+        return self._patch_template(KINDS[self.kind], self.name, self.obj, images, resources, check_mode,
+                                    dry_run) or changed
 
-    def _patch_template(self, resource, name, obj, images, resources, check_mode):
+    def _patch_template(self, resource, name, obj, images, resources, check_mode, dry_run=False):
         state = {'obj': obj}
 
         def reread(_exc):
@@ -438,10 +443,11 @@ class Workload(object):
             ops = change_ops((current.get('spec') or {}).get('template'), '/spec/template', images, resources)
             if not ops or check_mode:
                 return bool(ops)
-            answer = self.kube.request('PATCH', self.path(resource, name), body=[
+            query = {'dryRun': 'All'} if dry_run else None
+            answer = self.kube.request('PATCH', self.path(resource, name), query, body=[
                 {'op': 'test', 'path': '/metadata/resourceVersion', 'value': podstate.meta(current, 'resourceVersion')}
             ] + ops, content_type=JSON_PATCH)
-            if resource == KINDS[self.kind] and name == self.name:
+            if resource == KINDS[self.kind] and name == self.name and not dry_run:
                 self.obj = answer
             return True
         return attempt()
