@@ -10,15 +10,13 @@ run_operation(), needs no AnsibleModule (the rollout's batch step runs the opera
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from urllib.parse import quote
-
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.inplace.k8s.plugins.module_utils import access, engine, targets
 from ansible_collections.inplace.k8s.plugins.module_utils.args import protect_secrets
 from ansible_collections.inplace.k8s.plugins.module_utils.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
-    ApiError, InplaceError, NoMatchError, NotFoundError, OperationFailed, ValidationError,
+    InplaceError, NoMatchError, OperationFailed, ValidationError,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.waiter import PodWatcher
 
@@ -50,18 +48,6 @@ def check_options(params):
         raise ValidationError('wait_timeout must be positive and drain_seconds not negative')
 
 
-def namespace_missing(kube, namespace):
-    """Raise ValidationError when ``namespace`` does not exist (a list of pods there is just empty).
-    Credentials that may not read namespaces cannot tell: nothing is raised then."""
-    try:
-        kube.request('GET', '/api/v1/namespaces/%s' % quote(namespace, safe=''))
-    except NotFoundError:
-        raise ValidationError('namespace %s does not exist; check the namespace option (kubectl get '
-                              'namespaces lists them)' % namespace, **empty_result())
-    except ApiError:
-        return
-
-
 def empty_result():
     return {'changed': False, 'pods': [], 'summary': dict((s, 0) for s in engine.STATUSES + ('total', 'changed')),
             'diff': {'before': {}, 'after': {}}}
@@ -88,7 +74,7 @@ def run_operation(kube, params, operation, check_mode=False, diff=False, warn=No
     if missing:
         warn('pod(s) not found in namespace %s: %s' % (params['namespace'], ', '.join(missing)))
     if not pods:
-        namespace_missing(kube, params['namespace'])
+        targets.require_namespace(kube, params['namespace'], **empty_result())
         message = 'no pod matched in namespace %s%s' % (params['namespace'], ' (not found: %s)' % ', '.join(missing)
                                                         if missing else '')
         if params.get('fail_on_no_match'):

@@ -7,6 +7,23 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from urllib.parse import quote
+
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import ApiError, NotFoundError, ValidationError
+
+
+def require_namespace(kube, namespace, **details):
+    """Raise ValidationError (with ``details`` for the result) when ``namespace`` does not exist: a list
+    of pods there is just empty, and a missing workload is not the same mistake. Credentials that may not
+    read namespaces cannot tell: nothing is raised then."""
+    try:
+        kube.request('GET', '/api/v1/namespaces/%s' % quote(namespace, safe=''))
+    except NotFoundError:
+        raise ValidationError('namespace %s does not exist; check the namespace (rollout_target.namespace in the '
+                              'role); kubectl get namespaces lists them. Nothing was changed' % namespace, **details)
+    except ApiError:
+        return
+
 
 def selectors(params):
     """(label_selector, field_selector) strings for the API: the same for the list and the watch."""

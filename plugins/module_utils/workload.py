@@ -34,11 +34,11 @@ import json
 import time
 from urllib.parse import quote
 
-from ansible_collections.inplace.k8s.plugins.module_utils import drain, imageref, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils import drain, imageref, podstate, record, targets
 from ansible_collections.inplace.k8s.plugins.module_utils import resources as resources_util
 from ansible_collections.inplace.k8s.plugins.module_utils.client import JSON_PATCH, MERGE_PATCH, retry_conflict
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
-    ApiError, InplaceError, NotFoundError, ValidationError, WaitTimeout,
+    InplaceError, NotFoundError, ValidationError, WaitTimeout,
 )
 
 KINDS = {
@@ -315,13 +315,7 @@ class Workload(object):
         try:
             self.obj = self.kube.request('GET', self.path(name=self.name))
         except NotFoundError:
-            try:
-                self.kube.request('GET', '/api/v1/namespaces/%s' % quote(self.namespace, safe=''))
-            except NotFoundError:
-                raise ValidationError('namespace %s does not exist (rollout_target.namespace / namespace): '
-                                      'nothing was changed' % self.namespace)
-            except ApiError:
-                pass   # the namespace may not be readable with these credentials; the workload is missing
+            targets.require_namespace(self.kube, self.namespace)
             raise ValidationError('%s %s not found in namespace %s (rollout_target.kind / name): nothing was changed'
                                   % (self.kind, self.name, self.namespace))
         return self.obj
