@@ -37,7 +37,8 @@ from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceE
 from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation, validate_images
 from ansible_collections.inplace.k8s.plugins.module_utils.resize import ResizeOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.workload import (
-    DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK, Workload, pod_converged, pod_matches, selector_matches,
+    DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK, Workload, change_ops, pod_converged, pod_matches,
+    selector_matches,
     selector_string, snapshot, template_refusals, undrain_leftovers, write_record,
 )
 
@@ -274,6 +275,7 @@ class Rollout(object):
         names = self.params.get('names') or []
         deadline = self.clock() + self.params['wait_timeout']
         self._renew()
+        self._check_template()
         while True:
             pods = self.pods() if self.workload is None else (self.workload.read() and self.workload.pods())
             batch = [p for p in pods if podstate.meta(p, 'name') in names]
@@ -284,6 +286,26 @@ class Rollout(object):
                 raise WaitTimeout('batch %s blocked for %ss: %s' % (', '.join(names), self.params['wait_timeout'],
                                                                     '; '.join(blocked)), blocked=blocked)
             self.sleep(POLL_SECONDS)
+
+    def _check_template(self):
+        """Another writer edited the template during this rollout (kubectl set image, an apply): raise
+        ConcurrentChange naming the fields; nothing of it is overwritten and the workload stays held."""
+        w = self.workload
+        if w is None or self.restart or not (w.record or {}).get('state') in record.ACTIVE:
+            return
+        images, resources = self._current_target()
+        try:
+            drift = change_ops(w.template, '', images, resources)
+        except AttributeError:   # a container of the change is gone from the template
+            drift = [{'op': 'remove', 'path': '/spec/containers'}]
+        if drift:
+            fields = sorted(set('spec.template' + op['path'].replace('/', '.') for op in drift if op['op'] != 'test'))
+            raise engine.ConcurrentChange(
+                '%s %s/%s: its template was changed by another writer during this rollout (%s no longer %s); '
+                'nothing was overwritten and the workload stays held: when the other writer is done, run the '
+                'rollout again (it writes its target again) or end it with rollout_action=rollback or release'
+                % (w.kind, w.namespace, w.name, ', '.join(fields),
+                   json.dumps(_brief({'images': images, 'resources': resources}), sort_keys=True)))
 
     def _blocked(self, pods, batch):
         reasons = []
@@ -361,7 +383,8 @@ class Rollout(object):
             gated = self.gate()
         except InplaceError as exc:
             exc.details.setdefault('blocked', [])
-            exc.details['failed_pods'] = [_batch_entry(names, BLOCKED, exc.msg)]
+            exc.details['failed_pods'] = [_batch_entry(names, engine.CONFLICT if isinstance(exc, engine.ConcurrentChange)
+                                                       else BLOCKED, exc.msg)]
             if isinstance(exc, WaitTimeout):
                 images, resources = self._current_target()
                 exc.details.update(self._progress(self.pods(), images, resources))
@@ -543,6 +566,13 @@ class Rollout(object):
             raise ValidationError('%s %s/%s has no rollout record to roll back' % (w.kind, w.namespace, w.name))
         before = rec.get('before') or {}
         images, resources = before.get('images') or {}, before.get('resources') or {}
+        target = rec.get('target') or {}
+        if rec.get('state') == IN_PROGRESS and change_ops(w.template, '', images, resources) and change_ops(
+                w.template, '', target.get('images') or {}, target.get('resources') or {}):
+            raise engine.ConcurrentChange(
+                '%s %s/%s: its template was changed by another writer during the rollout (it is neither the '
+                'rollout\'s target nor the values from before); not overwritten by a rollback. The workload stays '
+                'held: end it with rollout_action=release, or run the rollout again' % (w.kind, w.namespace, w.name))
         # Resuming a rollback, or asked again after it finished: write only what is not back yet.
         changed = rec.get('state') not in (ROLLING_BACK, ROLLED_BACK) or bool(
             w.set_template(images, resources, check_mode=True))
