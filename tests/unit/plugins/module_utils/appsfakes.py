@@ -325,8 +325,8 @@ class FakeApps(FakeCluster):
             replace = pod is not None and strategy.get('type', 'RollingUpdate') == 'RollingUpdate' and \
                 ordinal >= partition and pod['metadata']['labels'].get('controller-revision-hash') != revision
             if pod is None or replace:
-                self.spawn(sts, pod_name, spec['template'], {'controller-revision-hash': revision,
-                                                              'apps.kubernetes.io/pod-index': str(ordinal)})
+                labels = {'controller-revision-hash': revision, 'apps.kubernetes.io/pod-index': str(ordinal)}
+                self.spawn(sts, pod_name, spec['template'], labels)
         pods = self.owned(sts)
         updated = [p for p in pods if p['metadata']['labels'].get('controller-revision-hash') == revision]
         ready = [p for p in pods if _ready(p)]
@@ -350,8 +350,8 @@ class FakeApps(FakeCluster):
             pod_name = '%s-node%d' % (name, node)
             pod = self.pods.get(pod_name)
             if pod is None or rolling and pod['metadata']['labels'].get('controller-revision-hash') != hashed:
-                self.spawn(ds, pod_name, spec['template'], {'controller-revision-hash': hashed,
-                                                             'pod-template-generation': generation})
+                labels = {'controller-revision-hash': hashed, 'pod-template-generation': generation}
+                self.spawn(ds, pod_name, spec['template'], labels)
         pods = self.owned(ds)
         status.update(desiredNumberScheduled=self.nodes, numberReady=len([p for p in pods if _ready(p)]),
                       updatedNumberScheduled=len([p for p in pods if p['metadata']['labels'].get(
@@ -368,13 +368,13 @@ class FakeApps(FakeCluster):
             if not current:
                 tmpl = copy.deepcopy(spec['template'])
                 tmpl['metadata'].setdefault('labels', {})['pod-template-hash'] = wanted
-                rs = {'kind': 'ReplicaSet', 'metadata': {
-                    'name': '%s-%s' % (deploy['metadata']['name'], wanted), 'namespace': NAMESPACE,
-                    'labels': dict(tmpl['metadata']['labels']),
-                    'ownerReferences': [{'uid': deploy['metadata']['uid'], 'controller': True, 'kind': 'Deployment',
-                                         'name': deploy['metadata']['name']}]},
-                    'spec': {'replicas': spec['replicas'], 'template': tmpl, 'selector': {
-                        'matchLabels': dict(spec['selector']['matchLabels'], **{'pod-template-hash': wanted})}}}
+                owner = {'uid': deploy['metadata']['uid'], 'controller': True, 'kind': 'Deployment',
+                         'name': deploy['metadata']['name']}
+                selector = {'matchLabels': dict(spec['selector']['matchLabels'], **{'pod-template-hash': wanted})}
+                rs = {'kind': 'ReplicaSet',
+                      'metadata': {'name': '%s-%s' % (deploy['metadata']['name'], wanted), 'namespace': NAMESPACE,
+                                   'labels': dict(tmpl['metadata']['labels']), 'ownerReferences': [owner]},
+                      'spec': {'replicas': spec['replicas'], 'template': tmpl, 'selector': selector}}
                 rs['metadata'].update(uid='uid-%s-%d' % (rs['metadata']['name'], next(self._uids)), generation=1)
                 self.objects[('replicasets', rs['metadata']['name'])] = rs
                 self._touch(rs)
