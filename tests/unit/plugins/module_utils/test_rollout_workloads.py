@@ -402,3 +402,65 @@ def test_template_of_a_different_workload_kind_is_refused():
 
 def test_template_helper_labels():
     assert template(labels={'a': 'b'})['metadata']['labels'] == {'a': 'b'}
+
+
+# ---- pods chosen by label selectors, leftovers, bad input
+
+def test_pods_chosen_by_selectors_are_updated_directly_and_rolled_back_from_their_records():
+    kube = FakeApps([workload('StatefulSet')])
+    selected = dict(kind=None, name=None, label_selectors=['app=web'], images={'app': NEW})
+    prepared = step(kube, 'prepare', **selected)
+    assert prepared['mode'] == 'in_place' and prepared['batches'] == [['web-0'], ['web-1'], ['web-2']]
+    assert 'the template of their owner was not changed' in prepared['warnings'][0]
+    assert step(kube, 'batch', names=['web-0'], **selected)['failed_pods'] == []
+    assert step(kube, 'finish', **selected)['changed'] is False
+    back = step(kube, 'rollback', **selected)
+    assert back['changed'] is True and back['groups'] == [{'names': ['web-0'], 'images': {'app': OLD}, 'resources': {}}]
+    assert kube.get('StatefulSet', 'web')['spec']['template']['spec']['containers'][0]['image'] == OLD
+    with pytest.raises(ValidationError, match='give kind and name of a workload, or label_selectors'):
+        step(kube, 'prepare', kind=None, name=None, images={'app': NEW})
+
+
+def test_sync_sets_the_readiness_gate_of_pods_left_drained_by_an_interrupted_run_true_again():
+    gated = template()
+    gated['spec']['readinessGates'] = [{'conditionType': 'inplace.k8s/ready'}]
+    kube = FakeApps([workload('StatefulSet', tmpl=gated)])
+    for pod in kube.pods.values():
+        pod['status']['conditions'].append({'type': 'inplace.k8s/ready', 'status': 'True'})
+    kube.pods['web-1']['status']['conditions'][-1].update(status='False', reason='InplaceUpdate')
+    synced = step(kube, 'sync', images={'app': OLD}, readiness_gate='inplace.k8s/ready')
+    assert synced['undrained'] == ['web-1'] and synced['changed'] is True
+    assert 'left drained by an interrupted run: web-1' in synced['warnings'][-1]
+    assert kube.pods['web-1']['status']['conditions'][-1]['status'] == 'True'
+
+
+def test_a_deployment_whose_replicasets_do_not_match_its_template_is_refused():
+    kube = FakeApps([workload('Deployment')])
+    deploy = kube.get('Deployment', 'web')
+    deploy['spec']['paused'] = True
+    deploy['spec']['template']['spec']['containers'][0]['image'] = 'reg/app:0'
+    with pytest.raises(RolloutError, match='no ReplicaSet matches its template'):
+        step(kube, 'prepare', kind='Deployment', images={'app': NEW})
+
+
+def test_pods_that_cannot_change_now_are_named():
+    kube = FakeApps([workload('StatefulSet')])
+    kube.pods['web-2']['metadata']['deletionTimestamp'] = '2026-01-01T00:00:00Z'
+    kube.pods['web-1']['spec'].pop('nodeName')
+    with pytest.raises(ValidationError) as caught:
+        step(kube, 'prepare', kind=None, name=None, label_selectors=['app=web'], images={'app': NEW})
+    assert 'pod(s) cannot be updated in place now: web-1: pod is not scheduled yet' in caught.value.msg
+    assert list(caught.value.details['refused']) == ['web-1']
+
+
+@pytest.mark.parametrize('changes, message', [
+    ({'min_ready_seconds': -1}, 'must not be negative'),
+    ({'images': {'app': NEW}, 'restart': ['app']}, 'cannot be combined'),
+    ({'images': None}, 'give images, resources or restart'),
+    ({'images': {'nope': NEW}}, 'unknown container(s) nope'),
+])
+def test_bad_input_is_refused_before_any_write(changes, message):
+    kube = FakeApps([workload('StatefulSet')])
+    with pytest.raises(ValidationError) as caught:
+        step(kube, 'prepare', **dict({'images': {'app': NEW}}, **changes))
+    assert message in caught.value.msg and kube.apps_writes() == []
