@@ -133,6 +133,7 @@ class FakeApps(FakeCluster):
         self.observe = True
         self.template_admission = None
         self.before_apps_write = None    # hook(cluster, resource, name): once, before the next apps write
+        self.stored = []                 # (resource, name, body) of each stored apps write, in order
         self._uids = itertools.count(1)
         for obj in objects:
             self.create(obj)
@@ -212,6 +213,7 @@ class FakeApps(FakeCluster):
             self.template_admission(resource, patched)
         if dry_run:
             return patched
+        self.stored.append((resource, name, copy.deepcopy(body)))
         if patched['spec'] != current['spec']:
             patched['metadata']['generation'] = current['metadata'].get('generation', 1) + 1
         self.objects[(resource, name)] = patched
