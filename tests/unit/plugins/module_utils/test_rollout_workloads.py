@@ -400,7 +400,6 @@ def test_template_of_a_different_workload_kind_is_refused():
         step(FakeApps(), 'prepare', kind='CronJob', images={'app': NEW})
 
 
-
 # ---- pods chosen by label selectors, leftovers, bad input
 
 def test_pods_chosen_by_selectors_are_updated_directly_and_rolled_back_from_their_records():
