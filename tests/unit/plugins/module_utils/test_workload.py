@@ -192,3 +192,30 @@ def test_pod_matches_a_container_switched_to_the_same_digest_by_container_recrea
     pod['metadata'].setdefault('annotations', {})['inplace.k8s/state'] = json.dumps(rec)
     assert workload.pod_matches(pod, {'app': 'reg/app:2'})
     assert not workload.pod_matches(pod, {'app': 'reg/app:3'})
+
+
+def test_template_refusals_of_resources():
+    init_resize = workload.template_refusals(TEMPLATE, None, {'setup': {'requests': {'cpu': '50m'}}})
+    assert init_resize == [{'field': 'spec.initContainers[setup].resources', 'reason': 'plain init containers cannot be resized'}]
+    assert workload.template_refusals(TEMPLATE, None, {'app': {'requests': {'cpu': '100m'}}}) == []
+    above = workload.template_refusals(TEMPLATE, None, {'app': {'requests': {'cpu': '300m'}}})
+    assert [r['field'] for r in above] == ['spec.containers[app].resources'] and 'cpu' in above[0]['reason']
+
+
+@pytest.mark.parametrize('expression, labels, expected', [
+    ({'key': 'tier', 'operator': 'NotIn', 'values': ['a']}, {'tier': 'a'}, False),
+    ({'key': 'tier', 'operator': 'NotIn', 'values': ['a']}, {'tier': 'b'}, True),
+    ({'key': 'tier', 'operator': 'NotIn', 'values': ['a']}, {}, True),
+    ({'key': 'tier', 'operator': 'Exists'}, {}, False),
+    ({'key': 'tier', 'operator': 'Exists'}, {'tier': ''}, True),
+    ({'key': 'tier', 'operator': 'DoesNotExist'}, {'tier': 'a'}, False),
+    ({'key': 'tier', 'operator': 'In', 'values': ['a']}, {'tier': 'b'}, False),
+])
+def test_selector_expressions(expression, labels, expected):
+    assert workload.selector_matches({'matchExpressions': [expression]}, labels) is expected
+
+
+def test_selector_string_of_every_operator():
+    selector = {'matchExpressions': [{'key': 'a', 'operator': 'NotIn', 'values': ['x', 'y']},
+                                     {'key': 'b', 'operator': 'Exists'}]}
+    assert workload.selector_string(selector) == 'a notin (x,y),b'

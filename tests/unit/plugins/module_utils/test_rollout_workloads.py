@@ -1,0 +1,462 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The rollout steps on workloads (StatefulSet, DaemonSet, Deployment, ReplicaSet) on the apps/v1 fake:
+prepare holds the controller and writes the template, batch updates pods in place, finish restores the
+controller and waits for its status, rollback and release end a rollout."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.inplace.k8s.plugins.module_utils import runner
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import AdmissionDenied, ValidationError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import RESTART_ANNOTATION, Rollout
+from ansible_collections.inplace.k8s.plugins.module_utils.workload import RECORD_ANNOTATION, RolloutError, get_record
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, template, workload
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock, Watcher
+
+NEW = 'reg/app:2'
+OLD = 'reg/app:1'
+
+
+@pytest.fixture(autouse=True)
+def fake_watcher(monkeypatch):
+    monkeypatch.setattr(runner, 'PodWatcher', Watcher)
+
+
+def params(**changes):
+    values = dict(state='prepare', namespace='shop', kind='StatefulSet', name='web', label_selectors=None, images=None,
+                  resources=None, restart=None, restart_id=None, names=None, max_unavailable=None, readiness_gate=None,
+                  drain_seconds=0, on_failure='stop', restart_strategy='auto', wait_timeout=30, run_id='test-run',
+                  force_takeover=False, min_ready_seconds=0, allow_recreate=False, batch_size=1)
+    values.update(changes)
+    return values
+
+
+def step(kube, state, check_mode=False, clock=None, **changes):
+    clock = clock or Clock()
+    return Rollout(kube, params(state=state, **changes), check_mode, clock=clock, sleep=clock.sleep).run()
+
+
+def uids(kube):
+    return dict((name, pod['metadata']['uid']) for name, pod in kube.pods.items())
+
+
+def images(kube):
+    return dict((name, pod['spec']['containers'][0]['image']) for name, pod in sorted(kube.pods.items()))
+
+
+def rec(kube, kind='StatefulSet', name='web'):
+    return get_record(kube.get(kind, name))
+
+
+def run_all(kube, kind, **change):
+    """prepare, every batch, finish: the role's happy path."""
+    prepared = step(kube, 'prepare', kind=kind, **change)
+    for names in prepared['batches']:
+        result = step(kube, 'batch', kind=kind, names=names, **change)
+        assert result['failed_pods'] == [], result
+    return prepared, step(kube, 'finish', kind=kind, **change)
+
+
+# ---- StatefulSet
+
+def test_statefulset_rollout_in_place_from_prepare_to_finish():
+    kube = FakeApps([workload('StatefulSet')])
+    before = uids(kube)
+    old_revision = kube.get('StatefulSet', 'web')['status']['updateRevision']
+    prepared = step(kube, 'prepare', images={'app': NEW})
+    sts = kube.get('StatefulSet', 'web')
+    assert prepared['changed'] is True and prepared['mode'] == 'in_place' and prepared['template_changed'] is True
+    assert prepared['batches'] == [['web-0'], ['web-1'], ['web-2']]
+    assert sts['spec']['updateStrategy'] == {'type': 'RollingUpdate', 'rollingUpdate': {'partition': 3}}
+    assert sts['spec']['template']['spec']['containers'][0]['image'] == NEW
+    assert prepared['revision'] == sts['status']['updateRevision'] != old_revision
+    assert prepared['labels'] == {'controller-revision-hash': prepared['revision']}
+    assert rec(kube)['state'] == 'in-progress' and rec(kube)['before'] == {'images': {'app': OLD}, 'resources': {}}
+    assert images(kube) == {'web-0': OLD, 'web-1': OLD, 'web-2': OLD} and uids(kube) == before
+    for names in prepared['batches']:
+        result = step(kube, 'batch', images={'app': NEW}, names=names)
+        assert result['failed_pods'] == [] and result['relabelled'] == names
+    finished = step(kube, 'finish', images={'app': NEW})
+    sts = kube.get('StatefulSet', 'web')
+    assert finished['changed'] is True and finished['old'] == []
+    assert rec(kube)['state'] == 'done' and 'finished' in rec(kube)
+    assert sts['spec']['updateStrategy'] == {'type': 'RollingUpdate', 'rollingUpdate': {'partition': 0}}
+    assert sts['status']['currentRevision'] == sts['status']['updateRevision']
+    assert finished['workload']['currentRevision'] == sts['status']['updateRevision']
+    # updated in place: the same pods, never recreated by the controller
+    assert uids(kube) == before and set(images(kube).values()) == {NEW}
+    again = step(kube, 'prepare', images={'app': NEW})
+    assert again['changed'] is False and again['mode'] == 'unchanged' and again['batches'] == []
+    assert step(kube, 'finish', images={'app': NEW})['changed'] is False
+
+
+def test_prepare_check_mode_writes_nothing():
+    kube = FakeApps([workload('StatefulSet')])
+    result = step(kube, 'prepare', check_mode=True, images={'app': NEW})
+    assert result['changed'] is True and result['batches'] == [['web-0'], ['web-1'], ['web-2']]
+    # the server judges the template (dry run), nothing is stored
+    assert [call[3] for call in kube.apps_writes()] == [{'dryRun': 'All'}] and rec(kube) is None
+    assert kube.get('StatefulSet', 'web')['metadata']['generation'] == 1
+
+
+def test_prepare_runs_the_template_through_admission_first_and_a_refusal_holds_nothing():
+    kube = FakeApps([workload('StatefulSet')])
+
+    def deny(resource, obj):
+        raise AdmissionDenied('admission webhook "policy" denied the request: images must be signed', status=400)
+    kube.template_admission = deny
+    with pytest.raises(AdmissionDenied):
+        step(kube, 'prepare', images={'app': NEW})
+    assert kube.apps_writes() and all(call[3] == {'dryRun': 'All'} for call in kube.apps_writes())
+    sts = kube.get('StatefulSet', 'web')
+    assert rec(kube) is None and sts['metadata']['generation'] == 1
+    assert sts['spec']['updateStrategy']['rollingUpdate'] == {'partition': 0}
+
+
+def test_finish_of_a_partial_rollout_keeps_the_old_pods_protected():
+    kube = FakeApps([workload('StatefulSet')])
+    prepared = step(kube, 'prepare', images={'app': NEW}, order='reverse_ordinal')
+    assert prepared['batches'][0] == ['web-2']
+    step(kube, 'batch', images={'app': NEW}, names=['web-2'])
+    finished = step(kube, 'finish', images={'app': NEW})
+    assert finished['old'] == ['web-0', 'web-1'] and '2 pod(s) left on the old version' in finished['warnings'][-1]
+    sts = kube.get('StatefulSet', 'web')
+    assert sts['spec']['updateStrategy']['rollingUpdate']['partition'] == 2
+    assert images(kube) == {'web-0': OLD, 'web-1': OLD, 'web-2': NEW}
+
+
+def test_on_delete_statefulset_converges_through_rolling_update_and_gets_on_delete_back():
+    kube = FakeApps([workload('StatefulSet', strategy={'type': 'OnDelete'})])
+    before = uids(kube)
+    run_all(kube, 'StatefulSet', images={'app': NEW})
+    sts = kube.get('StatefulSet', 'web')
+    assert sts['spec']['updateStrategy'] == {'type': 'OnDelete'}
+    assert sts['status']['currentRevision'] == sts['status']['updateRevision']
+    assert uids(kube) == before and rec(kube)['state'] == 'done'
+    strategies = [body['spec']['updateStrategy'] for _resource, _name, body in kube.stored
+                  if isinstance(body, dict) and 'updateStrategy' in (body.get('spec') or {})]
+    assert strategies == [{'type': 'RollingUpdate', 'rollingUpdate': {'partition': 3}},
+                          {'type': 'OnDelete', 'rollingUpdate': None}]
+
+
+def test_rollback_puts_the_template_back_and_groups_the_pods_to_update_back():
+    kube = FakeApps([workload('StatefulSet')])
+    before = uids(kube)
+    prepared = step(kube, 'prepare', images={'app': NEW})
+    step(kube, 'batch', images={'app': NEW}, names=prepared['batches'][0])
+    back = step(kube, 'rollback', images={'app': NEW})
+    assert back['changed'] is True and rec(kube)['state'] == 'rolling-back'
+    assert back['groups'] == [{'names': ['web-0'], 'images': {'app': OLD}, 'resources': {}}]
+    assert kube.get('StatefulSet', 'web')['spec']['template']['spec']['containers'][0]['image'] == OLD
+    # the rollback's batches use the before-values; finish records rolled-back
+    result = step(kube, 'batch', images={'app': OLD}, names=['web-0'])
+    assert result['failed_pods'] == [] and images(kube)['web-0'] == OLD
+    finished = step(kube, 'finish', images={'app': NEW})
+    assert rec(kube)['state'] == 'rolled-back' and finished['old'] == []
+    assert uids(kube) == before
+    again = step(kube, 'rollback', images={'app': NEW})
+    assert again['changed'] is False and again['groups'] == []
+
+
+def test_rollback_without_a_record_is_refused():
+    kube = FakeApps([workload('StatefulSet')])
+    with pytest.raises(ValidationError, match='has no rollout record to roll back'):
+        step(kube, 'rollback', images={'app': NEW})
+
+
+def test_an_unfinished_rollback_is_finished_when_the_same_change_is_prepared_again():
+    kube = FakeApps([workload('StatefulSet')])
+    step(kube, 'prepare', images={'app': NEW})
+    step(kube, 'rollback', images={'app': NEW})
+    writes = len(kube.apps_writes())
+    resumed = step(kube, 'prepare', images={'app': NEW})
+    assert resumed['mode'] == 'rollback' and resumed['changed'] is True and resumed['batches'] == []
+    assert 'a rollback of this change did not finish' in resumed['warnings'][0]
+    assert len(kube.apps_writes()) == writes
+
+
+def test_a_different_change_while_a_rollout_is_unfinished_is_refused_with_the_way_out():
+    kube = FakeApps([workload('StatefulSet')])
+    step(kube, 'prepare', images={'app': NEW})
+    with pytest.raises(ValidationError) as caught:
+        step(kube, 'prepare', images={'app': 'reg/app:3'})
+    message = caught.value.msg
+    assert 'StatefulSet shop/web has an unfinished rollout to {"images": {"app": "reg/app:2"}}' in message
+    assert 'rollout_action=rollback' in message and 'rollout_action=release' in message
+    assert kube.get('StatefulSet', 'web')['spec']['template']['spec']['containers'][0]['image'] == NEW
+
+
+def test_another_live_run_holding_the_workload_is_refused():
+    kube = FakeApps([workload('StatefulSet')])
+    step(kube, 'prepare', images={'app': NEW}, run_id='other-run')
+    with pytest.raises(ValidationError, match='wait, or set force_takeover'):
+        step(kube, 'batch', images={'app': NEW}, names=['web-0'])
+    taken = step(kube, 'batch', images={'app': NEW}, names=['web-0'], force_takeover=True)
+    assert taken['failed_pods'] == [] and rec(kube)['owner']['run'] == 'test-run'
+
+
+def test_release_restores_the_strategy_and_leaves_every_pod_as_it_is():
+    kube = FakeApps([workload('StatefulSet')])
+    step(kube, 'prepare', images={'app': NEW})
+    step(kube, 'batch', images={'app': NEW}, names=['web-0'])
+    released = step(kube, 'release', images={'app': NEW})
+    assert released['changed'] is True and released['old'] == ['web-1', 'web-2']
+    assert 'StatefulSet shop/web released: 2 pod(s) not on the rollout\'s target stay as they are: web-1, web-2' \
+        in released['warnings']
+    assert any('are not the lowest ordinals: the partition stays at 3' in w for w in released['warnings'])
+    assert rec(kube)['state'] == 'released'
+    # pods 1 and 2 are not the lowest ordinals: the partition stays at replicas
+    assert kube.get('StatefulSet', 'web')['spec']['updateStrategy']['rollingUpdate']['partition'] == 3
+    assert images(kube) == {'web-0': NEW, 'web-1': OLD, 'web-2': OLD}
+    nothing = step(kube, 'release', images={'app': NEW})
+    assert nothing['changed'] is False and 'no unfinished rollout to release (record state released)' in nothing['message']
+
+
+def test_release_of_a_rollback_uses_the_values_from_before():
+    kube = FakeApps([workload('StatefulSet')])
+    step(kube, 'prepare', images={'app': NEW})
+    step(kube, 'rollback', images={'app': NEW})
+    released = step(kube, 'release')
+    assert released['old'] == [] and rec(kube)['state'] == 'released'
+
+
+def test_release_needs_a_workload():
+    with pytest.raises(ValidationError, match='state release needs kind and name'):
+        step(FakeApps(), 'release', kind=None, name=None, label_selectors=['app=web'])
+
+
+def test_a_missing_workload_and_a_missing_namespace_are_named():
+    with pytest.raises(ValidationError, match='StatefulSet nope not found in namespace shop'):
+        step(FakeApps([workload('StatefulSet')]), 'prepare', name='nope', images={'app': NEW})
+    with pytest.raises(ValidationError, match='namespace elsewhere does not exist'):
+        step(FakeApps([workload('StatefulSet')]), 'prepare', namespace='elsewhere', images={'app': NEW})
+
+
+def test_a_change_that_cannot_be_made_in_place_needs_allow_recreate():
+    kube = FakeApps([workload('StatefulSet')])
+    with pytest.raises(ValidationError) as caught:
+        step(kube, 'prepare', images={'setup': 'reg/setup:2'})
+    assert 'cannot be made in place (spec.initContainers[setup].image' in caught.value.msg
+    assert 'set allow_recreate' in caught.value.msg and kube.apps_writes() == []
+
+
+def test_allow_recreate_hands_the_change_to_the_controller():
+    kube = FakeApps([workload('StatefulSet')])
+    before = uids(kube)
+    preview = step(kube, 'prepare', check_mode=True, images={'setup': 'reg/setup:2'}, allow_recreate=True)
+    assert preview['mode'] == 'recreate' and 'would be handed to the StatefulSet controller' in preview['message']
+    result = step(kube, 'prepare', images={'setup': 'reg/setup:2'}, allow_recreate=True)
+    assert result['mode'] == 'recreate' and result['changed'] is True
+    assert '3 of 3 replaced' in result['message']
+    assert all(before[name] != uid for name, uid in uids(kube).items())
+
+
+def test_allow_recreate_on_delete_only_writes_the_template():
+    kube = FakeApps([workload('StatefulSet', strategy={'type': 'OnDelete'})])
+    before = uids(kube)
+    result = step(kube, 'prepare', images={'setup': 'reg/setup:2'}, allow_recreate=True)
+    assert 'written to the template only' in result['message'] and uids(kube) == before
+
+
+def test_a_controller_that_does_not_observe_the_template_times_out():
+    kube = FakeApps([workload('StatefulSet')])
+    kube.observe = False
+    with pytest.raises(WaitTimeout, match='waiting for the controller to observe the new template'):
+        step(kube, 'prepare', images={'app': NEW}, wait_timeout=3)
+
+
+# ---- DaemonSet
+
+def test_daemonset_rollout_in_place():
+    kube = FakeApps([workload('DaemonSet')])
+    before = uids(kube)
+    prepared, finished = run_all(kube, 'DaemonSet', images={'app': NEW})
+    ds = kube.get('DaemonSet', 'web')
+    assert prepared['labels']['pod-template-generation'] == '2'
+    assert prepared['labels']['controller-revision-hash'] == ds['metadata']['annotations']['inplace.test/hash']
+    assert ds['spec']['updateStrategy'] == {'type': 'RollingUpdate', 'rollingUpdate': {'maxUnavailable': 1, 'maxSurge': 0}}
+    assert finished['changed'] is True and uids(kube) == before and set(images(kube).values()) == {NEW}
+    assert all(p['metadata']['labels']['pod-template-generation'] == '2' for p in kube.pods.values())
+
+
+def test_daemonset_left_partly_updated_stays_on_delete():
+    kube = FakeApps([workload('DaemonSet')])
+    prepared = step(kube, 'prepare', kind='DaemonSet', images={'app': NEW})
+    step(kube, 'batch', kind='DaemonSet', images={'app': NEW}, names=prepared['batches'][0])
+    finished = step(kube, 'finish', kind='DaemonSet', images={'app': NEW})
+    assert len(finished['old']) == 2
+    assert kube.get('DaemonSet', 'web')['spec']['updateStrategy']['type'] == 'OnDelete'
+
+
+# ---- Deployment and ReplicaSet
+
+def test_deployment_rollout_keeps_the_replicaset_and_its_pods():
+    kube = FakeApps([workload('Deployment')])
+    before, sets = uids(kube), [rs['metadata']['name'] for rs in kube.of_kind('ReplicaSet')]
+    prepared, finished = run_all(kube, 'Deployment', images={'app': NEW}, batch_size=2)
+    assert prepared['revision'] == sets[0] and len(prepared['batches']) == 2
+    assert [rs['metadata']['name'] for rs in kube.of_kind('ReplicaSet')] == sets
+    deploy = kube.get('Deployment', 'web')
+    assert 'paused' not in deploy['spec'] or deploy['spec']['paused'] is False
+    assert finished['workload']['replicasets'] == sets and uids(kube) == before
+    assert kube.get('ReplicaSet', sets[0])['spec']['template']['spec']['containers'][0]['image'] == NEW
+
+
+def test_deployment_in_the_middle_of_its_own_rollout_is_refused():
+    kube = FakeApps([workload('Deployment')])
+    kube.get('Deployment', 'web')['spec']['paused'] = True
+    old = kube.of_kind('ReplicaSet')[0]
+    kube.create(dict(old, metadata=dict(old['metadata'], name='web-other'), spec=dict(
+        old['spec'], replicas=1, template=template('reg/app:0'))))
+    with pytest.raises(RolloutError, match=r'in the middle of a rollout \(ReplicaSets web-other still have replicas\)'):
+        step(kube, 'prepare', kind='Deployment', images={'app': NEW})
+
+
+def test_replicaset_template_and_pods():
+    kube = FakeApps([workload('ReplicaSet')])
+    before = uids(kube)
+    prepared, finished = run_all(kube, 'ReplicaSet', images={'app': NEW}, batch_size=3)
+    assert prepared['revision'] is None and prepared['labels'] == {}
+    assert kube.get('ReplicaSet', 'web')['spec']['template']['spec']['containers'][0]['image'] == NEW
+    assert finished['changed'] is True and uids(kube) == before and rec(kube, 'ReplicaSet')['state'] == 'done'
+
+
+# ---- restart and resources on a workload
+
+def test_restart_of_a_workload_marks_pods_and_waits_for_the_status():
+    kube = FakeApps([workload('StatefulSet')])
+    prepared = step(kube, 'prepare', restart=['app'], restart_id='r1')
+    assert prepared['mode'] == 'restart' and len(prepared['batches']) == 3
+    for names in prepared['batches']:
+        result = step(kube, 'batch', restart=['app'], restart_id='r1', names=names, restart_strategy='image_reference')
+        assert result['failed_pods'] == [], result
+    finished = step(kube, 'finish', restart=['app'], restart_id='r1')
+    assert all(p['metadata']['annotations'][RESTART_ANNOTATION] == 'r1' for p in kube.pods.values())
+    assert finished['changed'] is False and RECORD_ANNOTATION not in kube.get('StatefulSet', 'web')['metadata'].get(
+        'annotations', {})
+
+
+def test_resources_rollout_on_a_statefulset():
+    kube = FakeApps([workload('StatefulSet')])
+    change = {'app': {'requests': {'cpu': '150m'}}}
+    prepared, finished = run_all(kube, 'StatefulSet', resources=change)
+    assert rec(kube)['before']['resources']['app']['requests']['cpu'] == '100m'
+    assert all(p['spec']['containers'][0]['resources']['requests']['cpu'] == '150m' for p in kube.pods.values())
+    assert finished['old'] == []
+
+
+def test_gate_blocks_on_a_budget_and_lets_the_batch_through_in_check_mode():
+    pdb = {'metadata': {'name': 'web'}, 'spec': {'selector': {'matchLabels': {'app': 'web'}}},
+           'status': {'disruptionsAllowed': 0, 'currentHealthy': 3, 'desiredHealthy': 3}}
+    kube = FakeApps([workload('StatefulSet')], pdbs=[pdb])
+    prepared = step(kube, 'prepare', images={'app': NEW})
+    assert prepared['pdbs'][0]['pods'] == ['web-0', 'web-1', 'web-2'] and prepared['pdbs'][0]['selector'] == 'app=web'
+    with pytest.raises(WaitTimeout, match='PodDisruptionBudget web allows 0 disruption'):
+        step(kube, 'gate', images={'app': NEW}, names=['web-0'], wait_timeout=3)
+    assert step(kube, 'gate', check_mode=True, images={'app': NEW}, names=['web-0'])['blocked']
+
+
+def test_gate_max_unavailable():
+    kube = FakeApps([workload('StatefulSet')])
+    kube.pods['web-1']['status']['conditions'][0]['status'] = 'False'
+    with pytest.raises(WaitTimeout, match=r'max_unavailable 1: 1 pod\(s\) already unavailable \(web-1\)'):
+        step(kube, 'gate', images={'app': NEW}, names=['web-0'], max_unavailable=1, wait_timeout=2)
+    assert step(kube, 'gate', images={'app': NEW}, names=['web-0'], max_unavailable=2)['blocked'] == []
+
+
+def test_a_template_write_that_conflicts_is_recomputed_on_a_fresh_read():
+    kube = FakeApps([workload('StatefulSet')])
+
+    def controller_writes(cluster, resource, name):
+        obj = cluster.objects[(resource, name)]
+        obj['status']['observedGeneration'] = obj['metadata']['generation']
+        cluster._touch(obj)
+    step(kube, 'prepare', images={'app': NEW}, check_mode=False)
+    kube.before_apps_write = controller_writes
+    step(kube, 'rollback', images={'app': NEW})
+    assert kube.get('StatefulSet', 'web')['spec']['template']['spec']['containers'][0]['image'] == OLD
+
+
+def test_watch_of_a_workload_renews_the_hold_and_reports_failed_pods():
+    kube = FakeApps([workload('StatefulSet')])
+    prepared = step(kube, 'prepare', images={'app': NEW})
+    batch = step(kube, 'batch', images={'app': NEW}, names=prepared['batches'][0])
+    clock = Clock()
+    quiet = step(kube, 'watch', clock=clock, images={'app': NEW}, seconds=3, watch=batch['verified'])
+    assert quiet['failed_pods'] == [] and quiet['watched'] == 1 and clock.now >= 3
+    kube.set_image('web-0', 'app', 'reg/app:2-crash')
+    failed = step(kube, 'watch', images={'app': NEW}, seconds=3, watch=batch['verified'])
+    assert [p['name'] for p in failed['failed_pods']] == ['web-0'] and 'restarted' in failed['failed_pods'][0]['reason']
+    preview = step(kube, 'watch', check_mode=True, images={'app': NEW}, seconds=3, watch=batch['verified'])
+    assert preview['message'] == 'would watch 1 pod(s) for 3s'
+    assert step(kube, 'watch', images={'app': NEW}, seconds=3)['message'] == 'no pod to watch'
+
+
+def test_template_of_a_different_workload_kind_is_refused():
+    with pytest.raises(ValidationError, match='kind must be one of'):
+        step(FakeApps(), 'prepare', kind='CronJob', images={'app': NEW})
+
+
+# ---- pods chosen by label selectors, leftovers, bad input
+
+def test_pods_chosen_by_selectors_are_updated_directly_and_rolled_back_from_their_records():
+    kube = FakeApps([workload('StatefulSet')])
+    selected = dict(kind=None, name=None, label_selectors=['app=web'], images={'app': NEW})
+    prepared = step(kube, 'prepare', **selected)
+    assert prepared['mode'] == 'in_place' and prepared['batches'] == [['web-0'], ['web-1'], ['web-2']]
+    assert 'the template of their owner was not changed' in prepared['warnings'][0]
+    assert step(kube, 'batch', names=['web-0'], **selected)['failed_pods'] == []
+    assert step(kube, 'finish', **selected)['changed'] is False
+    back = step(kube, 'rollback', **selected)
+    assert back['changed'] is True and back['groups'] == [{'names': ['web-0'], 'images': {'app': OLD}, 'resources': {}}]
+    assert kube.get('StatefulSet', 'web')['spec']['template']['spec']['containers'][0]['image'] == OLD
+    with pytest.raises(ValidationError, match='give kind and name of a workload, or label_selectors'):
+        step(kube, 'prepare', kind=None, name=None, images={'app': NEW})
+
+
+def test_sync_sets_the_readiness_gate_of_pods_left_drained_by_an_interrupted_run_true_again():
+    gated = template()
+    gated['spec']['readinessGates'] = [{'conditionType': 'inplace.k8s/ready'}]
+    kube = FakeApps([workload('StatefulSet', tmpl=gated)])
+    for pod in kube.pods.values():
+        pod['status']['conditions'].append({'type': 'inplace.k8s/ready', 'status': 'True'})
+    kube.pods['web-1']['status']['conditions'][-1].update(status='False', reason='InplaceUpdate')
+    synced = step(kube, 'sync', images={'app': OLD}, readiness_gate='inplace.k8s/ready')
+    assert synced['undrained'] == ['web-1'] and synced['changed'] is True
+    assert 'left drained by an interrupted run: web-1' in synced['warnings'][-1]
+    assert kube.pods['web-1']['status']['conditions'][-1]['status'] == 'True'
+
+
+def test_a_deployment_whose_replicasets_do_not_match_its_template_is_refused():
+    kube = FakeApps([workload('Deployment')])
+    deploy = kube.get('Deployment', 'web')
+    deploy['spec']['paused'] = True
+    deploy['spec']['template']['spec']['containers'][0]['image'] = 'reg/app:0'
+    with pytest.raises(RolloutError, match='no ReplicaSet matches its template'):
+        step(kube, 'prepare', kind='Deployment', images={'app': NEW})
+
+
+def test_pods_that_cannot_change_now_are_named():
+    kube = FakeApps([workload('StatefulSet')])
+    kube.pods['web-2']['metadata']['deletionTimestamp'] = '2026-01-01T00:00:00Z'
+    kube.pods['web-1']['spec'].pop('nodeName')
+    with pytest.raises(ValidationError) as caught:
+        step(kube, 'prepare', kind=None, name=None, label_selectors=['app=web'], images={'app': NEW})
+    assert 'pod(s) cannot be updated in place now: web-1: pod is not scheduled yet' in caught.value.msg
+    assert list(caught.value.details['refused']) == ['web-1']
+
+
+@pytest.mark.parametrize('changes, message', [
+    ({'min_ready_seconds': -1}, 'must not be negative'),
+    ({'images': {'app': NEW}, 'restart': ['app']}, 'cannot be combined'),
+    ({'images': None}, 'give images, resources or restart'),
+    ({'images': {'nope': NEW}}, 'unknown container(s) nope'),
+])
+def test_bad_input_is_refused_before_any_write(changes, message):
+    kube = FakeApps([workload('StatefulSet')])
+    with pytest.raises(ValidationError) as caught:
+        step(kube, 'prepare', **dict({'images': {'app': NEW}}, **changes))
+    assert message in caught.value.msg and kube.apps_writes() == []
