@@ -27,6 +27,8 @@ orchestration:
 
 tools:
   cri       crictl-like client for a node's CRI socket: ps, stop ID, inspect ID
+  traffic   a bounded request rate to a Service's ready endpoints, following its
+            EndpointSlices with a propagation delay; reports sent/failed by second, pod, image
   app       the simulated application the runtime runs for each container (also built
             as the small binary cluster-app, which the runtime prefers)
 
@@ -61,6 +63,8 @@ func main() {
 		os.Exit(runNode(args))
 	case "cri":
 		os.Exit(runCRI(args))
+	case "traffic":
+		os.Exit(runTraffic(args))
 	case "app":
 		os.Exit(app.Main(args))
 	case "-h", "--help", "help":
