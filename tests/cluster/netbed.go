@@ -87,6 +87,9 @@ func createNet(dir string, nodes int) (*clusterNet, error) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		return nil, fmt.Errorf("the local cluster needs ip(8) (Debian package iproute2) to make pod networks: %v", err)
 	}
+	if _, err := exec.LookPath("nsenter"); err != nil {
+		return nil, fmt.Errorf("the local cluster needs nsenter(1) (Debian package util-linux) to exec in containers: %v", err)
+	}
 	var lastErr error
 	for b := 0; b < netBlocks; b++ {
 		n := &clusterNet{Block: b, Prefix: fmt.Sprintf("ik%02d", b)}

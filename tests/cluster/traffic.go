@@ -120,7 +120,12 @@ func runTraffic(args []string) int {
 	}
 	b, _ := json.MarshalIndent(rep, "", "  ")
 	if o.out != "" {
-		if err := os.WriteFile(o.out, append(b, '\n'), 0o644); err != nil {
+		// Written whole, then renamed: a reader never sees half a report.
+		err := os.WriteFile(o.out+".tmp", append(b, '\n'), 0o644)
+		if err == nil {
+			err = os.Rename(o.out+".tmp", o.out)
+		}
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "traffic: %v\n", err)
 			return 1
 		}
