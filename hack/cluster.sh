@@ -38,7 +38,7 @@ cmd=${1:-}
 shift || true
 case "$cmd" in
   build) build ;;
-  up) [ -x "$bin" ] && [ -x "$bin-app" ] || build; "$bin" up --dir "$CLUSTERDIR" "$@" ;;
+  up) if [ ! -x "$bin" ] || [ ! -x "$bin-app" ]; then build; fi; "$bin" up --dir "$CLUSTERDIR" "$@" ;;
   down)
     if [ -x "$bin" ]; then "$bin" down --dir "$CLUSTERDIR" "$@"; else echo "cluster: not built, nothing to stop"; fi ;;
   status) [ -x "$bin" ] || { echo "cluster: not built (make cluster-up)"; exit 0; }; "$bin" status --dir "$CLUSTERDIR" "$@" ;;
