@@ -135,7 +135,9 @@ func (f *fakeRuntime) startApp(c *container, s *sandbox, img string, ports []int
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID, Pdeathsig: syscall.SIGKILL}
+	// No Pdeathsig: it fires when the forking OS thread exits, not the node process. The app
+	// watches fd 3 (the read end of a pipe only this process holds open for writing) instead.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
