@@ -25,8 +25,11 @@ build() {
   ldflags+=" -X $pkg.buildDate=1970-01-01T00:00:00Z"
   ldflags+=" -X k8s.io/client-go/pkg/version.gitVersion=$v -X k8s.io/client-go/pkg/version.gitMajor=$major"
   ldflags+=" -X k8s.io/client-go/pkg/version.gitMinor=$minor"
-  (cd "$root/tests/cluster" && go build -ldflags "$ldflags" -o "$bin.new" .) || {
+  # cluster-app: the small binary each container process runs (see tests/cluster/app).
+  (cd "$root/tests/cluster" && go build -ldflags "$ldflags" -o "$bin.new" . &&
+    go build -trimpath -ldflags "-s -w" -o "$bin-app.new" ./cmd/cluster-app) || {
     echo "cluster: build failed (see the errors above)" >&2; exit 1; }
+  mv "$bin-app.new" "$bin-app"
   mv "$bin.new" "$bin"
   echo "cluster: built $bin in $((SECONDS - t0))s"
 }
@@ -35,7 +38,7 @@ cmd=${1:-}
 shift || true
 case "$cmd" in
   build) build ;;
-  up) [ -x "$bin" ] || build; "$bin" up --dir "$CLUSTERDIR" "$@" ;;
+  up) if [ ! -x "$bin" ] || [ ! -x "$bin-app" ]; then build; fi; "$bin" up --dir "$CLUSTERDIR" "$@" ;;
   down)
     if [ -x "$bin" ]; then "$bin" down --dir "$CLUSTERDIR" "$@"; else echo "cluster: not built, nothing to stop"; fi ;;
   status) [ -x "$bin" ] || { echo "cluster: not built (make cluster-up)"; exit 0; }; "$bin" status --dir "$CLUSTERDIR" "$@" ;;

@@ -1,15 +1,13 @@
 package main
 
 // Pieces the kubelet needs from the host, kept in memory: pod cgroup configuration (so
-// in-place resize completes) and container probing (Ready/Started follow the runtime).
+// in-place resize completes).
 
 import (
-	"context"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
@@ -113,42 +111,4 @@ func (p *podContainerManager) SetPodCgroupConfig(_ klog.Logger, pod *v1.Pod, rc 
 // GetPodCgroupMemoryUsage reports a small, fixed usage: simulated processes use 8Mi.
 func (p *podContainerManager) GetPodCgroupMemoryUsage(_ *v1.Pod) (uint64, error) {
 	return 8 << 20, nil
-}
-
-// probeManager stands in for the kubelet's prober: probes would need a network path to
-// pod IPs, which simulated pods do not have. A container is started and ready while it
-// runs; readiness gates are still folded into the pod's Ready condition by the kubelet.
-type probeManager struct{}
-
-func newProbeManager() *probeManager { return &probeManager{} }
-
-func (probeManager) AddPod(_ context.Context, _ *v1.Pod)    {}
-func (probeManager) RemovePod(_ *v1.Pod)                    {}
-func (probeManager) StopLivenessAndStartup(_ *v1.Pod)       {}
-func (probeManager) CleanupPods(_ map[types.UID]sets.Empty) {}
-func (probeManager) Start()                                 {}
-func (probeManager) UpdatePodStatus(_ context.Context, _ *v1.Pod, s *v1.PodStatus) {
-	set := func(list []v1.ContainerStatus) {
-		for i := range list {
-			running := list[i].State.Running != nil
-			started := running
-			list[i].Started = &started
-			list[i].Ready = running
-		}
-	}
-	set(s.ContainerStatuses)
-	// Only restartable (sidecar) init containers stay running; the others are done.
-	for i := range s.InitContainerStatuses {
-		st := &s.InitContainerStatuses[i]
-		if st.State.Running != nil {
-			t := true
-			st.Started, st.Ready = &t, true
-		} else if st.State.Terminated != nil && st.State.Terminated.ExitCode == 0 {
-			f := false
-			st.Started, st.Ready = &f, true
-		} else {
-			f := false
-			st.Started, st.Ready = &f, false
-		}
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/inplace-k8s/localcluster/app"
 	"k8s.io/component-base/cli"
 	apiserverapp "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	kcmapp "k8s.io/kubernetes/cmd/kube-controller-manager/app"
@@ -26,6 +27,10 @@ orchestration:
 
 tools:
   cri       crictl-like client for a node's CRI socket: ps, stop ID, inspect ID
+  traffic   a bounded request rate to a Service's ready endpoints, following its
+            EndpointSlices with a propagation delay; reports sent/failed by second, pod, image
+  app       the simulated application the runtime runs for each container (also built
+            as the small binary cluster-app, which the runtime prefers)
 
 components (started by "up"):
   etcd, apiserver, controller-manager, scheduler, node
@@ -58,6 +63,10 @@ func main() {
 		os.Exit(runNode(args))
 	case "cri":
 		os.Exit(runCRI(args))
+	case "traffic":
+		os.Exit(runTraffic(args))
+	case "app":
+		os.Exit(app.Main(args))
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 	default:

@@ -19,11 +19,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	remote "k8s.io/cri-client/pkg"
 	"k8s.io/klog/v2"
+	kubeletapp "k8s.io/kubernetes/cmd/kubelet/app"
 	"k8s.io/kubernetes/cmd/kubelet/app/options"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	cadvisortest "k8s.io/kubernetes/pkg/kubelet/cadvisor/testing"
@@ -54,19 +56,29 @@ func (m *machine) MachineInfo() (*cadvisorapi.MachineInfo, error) {
 func runNode(args []string) int {
 	fs := flag.NewFlagSet("node", flag.ExitOnError)
 	name := fs.String("name", "node-1", "node name")
-	index := fs.Int("index", 1, "node index (selects the pod IP range 10.(100+index).0.0/16)")
+	index := fs.Int("index", 1, fmt.Sprintf("node index 1..%d: selects the node IP and the pod IP range in the cluster's network", maxNodes))
+	clusterDir := fs.String("cluster-dir", os.Getenv(markerEnv), "the cluster's directory (its state.json holds the network)")
+	clientCA := fs.String("client-ca", "", "CA of the client certificates the kubelet accepts (default: the cluster's CA)")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig for the API server")
 	dir := fs.String("dir", "", "node state directory (CRI socket, kubelet root)")
-	port := fs.Int("port", 10250, "kubelet port on 127.0.0.1")
+	port := fs.Int("port", 10250, "kubelet port on the node IP")
 	cpu := fs.Int("cpu", 4, "CPU cores the node reports")
 	memory := fs.String("memory", "8Gi", "memory the node reports")
 	maxPods := fs.Int("max-pods", 110, "max pods")
 	labels := fs.String("labels", "", "extra node labels k=v,k=v")
 	cpuPolicy := fs.String("cpu-manager-policy", "none", "CPU manager policy the node reports: none or static")
 	_ = fs.Parse(args)
-	if *kubeconfig == "" || *dir == "" {
-		fmt.Fprintln(os.Stderr, "node: --kubeconfig and --dir are required")
+	if *kubeconfig == "" || *dir == "" || *clusterDir == "" {
+		fmt.Fprintln(os.Stderr, "node: --kubeconfig, --dir and --cluster-dir (or $"+markerEnv+") are required")
 		return 2
+	}
+	if *clientCA == "" {
+		*clientCA = filepath.Join(*clusterDir, "pki", "ca.crt")
+	}
+	pn, err := nodeNet(*clusterDir, *index)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "node: %v\n", err)
+		return 1
 	}
 	memBytes, err := parseBytes(*memory)
 	if err != nil {
@@ -84,7 +96,16 @@ func runNode(args []string) int {
 		}
 	}
 	socket := filepath.Join(*dir, "cri.sock")
-	rt := newFakeRuntime(*index, rootDir)
+	pn.sweep()
+	rt, err := newFakeRuntime(rootDir, pn)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "node: %v\n", err)
+		return 1
+	}
+	if err := rt.startStreaming(); err != nil {
+		fmt.Fprintf(os.Stderr, "node: %v\n", err)
+		return 1
+	}
 	if err := rt.serve(socket); err != nil {
 		fmt.Fprintf(os.Stderr, "node: %v\n", err)
 		return 1
@@ -116,8 +137,7 @@ func runNode(args []string) int {
 		return 1
 	}
 
-	f, c, err := kubeletConfig(*name, rootDir, endpoint, *port, *maxPods, *labels)
-
+	f, c, err := kubeletConfig(*name, rootDir, endpoint, pn.nodeIP, *clientCA, *port, *maxPods, *labels)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "node: %v\n", err)
 		return 1
@@ -126,16 +146,32 @@ func runNode(args []string) int {
 	hk := kubemark.NewHollowKubelet(f, c, client, heartbeat,
 		&machine{Fake: &cadvisortest.Fake{NodeName: *name}, cores: *cpu, memory: memBytes},
 		imageService, runtimeService, newContainerManager(*cpuPolicy))
-	hk.KubeletDeps.ProbeManager = newProbeManager()
+	// Serve HTTPS with a self-signed certificate and authenticate and authorise callers as
+	// a real kubelet does (kubemark's wiring skips both): the API server reaches this
+	// kubelet at the node IP for logs, exec and attach.
+	if hk.KubeletDeps.TLSOptions, err = kubeletapp.InitializeTLS(ctx, f, c); err != nil {
+		fmt.Fprintf(os.Stderr, "node: kubelet TLS: %v\n", err)
+		return 1
+	}
+	auth, runCAReload, err := kubeletapp.BuildAuth(types.NodeName(*name), client, *c)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "node: kubelet auth: %v\n", err)
+		return 1
+	}
+	hk.KubeletDeps.Auth = auth
+	runCAReload(ctx.Done())
+	// The kubelet's own prober: probes reach the pods' processes over the test bed's bridge.
+	hk.KubeletDeps.ProbeManager = nil
 
 	go hk.Run(ctx)
-	klog.Infof("node %s: kubelet on 127.0.0.1:%d, CRI socket %s", *name, *port, socket)
+	klog.Infof("node %s: kubelet on %s:%d, CRI socket %s, pods from %s", *name, pn.nodeIP, *port, socket, pn.base)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	<-sig
 	klog.Infof("node %s: stopping", *name)
 	cancel()
 	rt.server.Stop()
+	rt.shutdown()
 	_ = os.Remove(socket)
 	return 0
 }
@@ -162,12 +198,12 @@ func podSpecLookup(ctx context.Context, client clientset.Interface, node string)
 	}
 }
 
-func kubeletConfig(name, rootDir, endpoint string, port, maxPods int, extraLabels string) (*options.KubeletFlags, *kubeletconfig.KubeletConfiguration, error) {
+func kubeletConfig(name, rootDir, endpoint, nodeIP, clientCA string, port, maxPods int, extraLabels string) (*options.KubeletFlags, *kubeletconfig.KubeletConfiguration, error) {
 	f := options.NewKubeletFlags()
 	f.RootDirectory = rootDir
 	f.CertDirectory = filepath.Join(rootDir, "pki")
 	f.HostnameOverride = name
-	f.NodeIP = "127.0.0.1"
+	f.NodeIP = nodeIP
 	f.MinimumGCAge = metav1.Duration{Duration: time.Minute}
 	f.MaxContainerCount = 200
 	f.MaxPerPodContainerCount = 2
@@ -187,7 +223,8 @@ func kubeletConfig(name, rootDir, endpoint string, port, maxPods int, extraLabel
 	c.StaticPodURL = ""
 	c.StaticPodPath = filepath.Join(rootDir, "static")
 	c.EnableServer = true
-	c.Address = "127.0.0.1"
+	c.Address = nodeIP
+	c.Authentication.X509.ClientCAFile = clientCA
 	c.Port = int32(port)
 	c.ReadOnlyPort = 0
 	c.HealthzPort = 0

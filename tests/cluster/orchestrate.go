@@ -46,6 +46,8 @@ type state struct {
 	Kubeconfig string       `json:"kubeconfig"`
 	Version    string       `json:"version"`
 	Components []*component `json:"components"`
+	// Net is the cluster's share of the test bed's network (netbed.go).
+	Net *clusterNet `json:"net,omitempty"`
 }
 
 type clusterOptions struct {
@@ -283,7 +285,8 @@ func (o *clusterOptions) components(p pki) []*component {
 		cs = append(cs, &component{Name: name, CRISocket: filepath.Join(nd, "cri.sock"), Args: []string{"node",
 			"--name=" + name, fmt.Sprintf("--index=%d", i), "--kubeconfig=" + kc, "--dir=" + nd,
 			fmt.Sprintf("--port=%d", o.kubeletPortBase+i), fmt.Sprintf("--cpu=%d", o.cpu), "--memory=" + o.memory,
-			fmt.Sprintf("--max-pods=%d", o.maxPods)}})
+			fmt.Sprintf("--max-pods=%d", o.maxPods),
+			"--client-ca=" + p.path("ca.crt")}})
 	}
 	for _, c := range cs {
 		c.Log = filepath.Join(logs, c.Name+".log")
@@ -319,14 +322,19 @@ func up(o *clusterOptions) error {
 	if err := p.generate(); err != nil {
 		return fmt.Errorf("pki: %w", err)
 	}
+	n, err := createNet(o.dir, o.nodes)
+	if err != nil {
+		return err
+	}
 	server := fmt.Sprintf("https://127.0.0.1:%d", o.port)
-	s := &state{Dir: o.dir, Server: server, Kubeconfig: filepath.Join(o.dir, "kubeconfig"), Components: o.components(p)}
+	s := &state{Dir: o.dir, Server: server, Kubeconfig: filepath.Join(o.dir, "kubeconfig"), Components: o.components(p), Net: n}
 	for _, kc := range []string{s.Kubeconfig, filepath.Join(o.dir, "admin.kubeconfig")} {
 		if err := p.kubeconfig(kc, server); err != nil {
 			return err
 		}
 	}
 	if err := s.save(); err != nil {
+		_ = removeNet(o.dir, n)
 		return err
 	}
 	fail := func(err error) error {
@@ -514,8 +522,18 @@ func down(o *clusterOptions) error {
 	if left := markedPIDs(o.dir); len(left) > 0 {
 		return fmt.Errorf("processes still running after SIGKILL: %v", left)
 	}
+	var n *clusterNet
+	if s != nil {
+		n = s.Net
+	}
+	if nerr := removeNet(o.dir, n); nerr != nil {
+		return nerr
+	}
+	if left := leftoverNet(o.dir, n); len(left) > 0 {
+		return fmt.Errorf("network namespaces or interfaces left after removing them: %v", left)
+	}
 	if err == nil {
-		fmt.Println("local cluster stopped; no process left")
+		fmt.Println("local cluster stopped; no process, network namespace or interface left")
 	}
 	return nil
 }

@@ -1,19 +1,19 @@
 package main
 
-// A fake CRI runtime served over a real unix socket. It keeps pods and containers in
-// memory but behaves like a container runtime as far as the kubelet can tell:
-// per-sandbox IPs, container IDs that change on every (re)creation, labels and
-// annotations round-tripped (so the kubelet's container-hash logic works), resources
-// echoed back after UpdateContainerResources (so in-place resize completes), image
-// references normalised the way containerd reports them, and deterministic faults
-// selected by the image tag:
+// A CRI runtime served over a real unix socket. Sandboxes are real network namespaces
+// (netbed.go) and every running container is a real OS process: the simulated app
+// (package app), PID 1 of its own PID namespace, serving HTTP on the container's ports
+// at the pod IP. Images are not real: the runtime keeps image records in memory and
+// reports them the way containerd does. Beyond that it behaves like a container
+// runtime as far as the kubelet can tell: container IDs that change on every
+// (re)creation, labels and annotations round-tripped (so the kubelet's container-hash
+// logic works), resources echoed back after UpdateContainerResources (so in-place
+// resize completes), SIGTERM then SIGKILL on StopContainer, ExecSync and streaming exec
+// run commands inside the container's namespaces, and behaviours selected by the image
+// tag (app.Parse): -pullfail, -pullN, -slowN, -crash, -readyN, -drainN, -ignoreterm.
 //
-//	<tag>-pullfail  PullImage fails (ErrImagePull, then ImagePullBackOff)
-//	<tag>-crash     the container exits with code 1 two seconds after it starts
-//	<tag>-slowN     StartContainer takes N seconds
-//
-// Stopping a container through the socket (crictl stop, or any CRI client) marks it
-// exited; the kubelet then restarts it according to the pod's restartPolicy.
+// Stopping a container through the socket (crictl stop, or any CRI client) stops its
+// process; the kubelet then restarts it according to the pod's restartPolicy.
 
 import (
 	"context"
@@ -24,27 +24,23 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/inplace-k8s/localcluster/app"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/cri-streaming/pkg/streaming"
 )
 
-const (
-	crashDelay   = 2 * time.Second
-	initDuration = 500 * time.Millisecond
-)
-
-var slowTag = regexp.MustCompile(`-slow([0-9]+)$`)
+const initDuration = 500 * time.Millisecond
 
 type sandbox struct {
 	id        string
@@ -53,6 +49,8 @@ type sandbox struct {
 	createdAt int64
 	ip        string
 	handler   string
+	slot      int    // offset of ip in the node's pod range; 0 for host-network sandboxes
+	netns     string // network namespace file; "" for host-network sandboxes
 }
 
 type container struct {
@@ -71,6 +69,8 @@ type container struct {
 	message    string
 	resources  *runtimeapi.LinuxContainerResources
 	logPath    string
+	proc       *os.Process   // the app process while the container runs (nil: simulated init container)
+	done       chan struct{} // closed once the process has exited and the container is marked exited
 }
 
 type image struct {
@@ -84,25 +84,51 @@ type fakeRuntime struct {
 	runtimeapi.UnimplementedImageServiceServer
 
 	mu         sync.Mutex
-	nodeIndex  int
-	ipCounter  int
 	rootDir    string
+	net        *podNet
+	slots      map[int]bool // pod range offsets in use
+	nextSlot   int
+	appBin     []string // command line that starts the app
+	watchR     *os.File // read end of a pipe every app watches: EOF means this runtime died
+	watchW     *os.File
 	sandboxes  map[string]*sandbox
 	containers map[string]*container
 	images     map[string]*image // by normalised reference
 	server     *grpc.Server
+	streamer   streaming.Server
 	// podSpec, when set, finds a pod's spec so that plain init containers can complete.
 	podSpec func(namespace, name string) *v1.PodSpec
 }
 
-func newFakeRuntime(nodeIndex int, rootDir string) *fakeRuntime {
+func newFakeRuntime(rootDir string, pn *podNet) (*fakeRuntime, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	appBin := []string{self, "app"}
+	if small := filepath.Join(filepath.Dir(self), "cluster-app"); fileExists(small) {
+		appBin = []string{small}
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
 	return &fakeRuntime{
-		nodeIndex:  nodeIndex,
 		rootDir:    rootDir,
+		net:        pn,
+		slots:      map[int]bool{},
+		appBin:     appBin,
+		watchR:     r,
+		watchW:     w,
 		sandboxes:  map[string]*sandbox{},
 		containers: map[string]*container{},
 		images:     map[string]*image{},
-	}
+	}, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // serve listens on the unix socket path and serves the CRI runtime and image services.
@@ -167,17 +193,6 @@ func repoOf(norm string) string {
 	return norm
 }
 
-// tagOf returns the tag of a reference ("" for digest-only references).
-func tagOf(ref string) string {
-	if strings.Contains(ref, "@") {
-		return ""
-	}
-	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
-		return ref[i+1:]
-	}
-	return ""
-}
-
 func sum(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
@@ -226,16 +241,22 @@ func (f *fakeRuntime) UpdateRuntimeConfig(_ context.Context, _ *runtimeapi.Updat
 	return &runtimeapi.UpdateRuntimeConfigResponse{}, nil
 }
 
-// allocateIP hands out 10.(100+node).x.y addresses; they only ever appear in the API.
-func (f *fakeRuntime) allocateIP() string {
-	f.ipCounter++
-	c := f.ipCounter
-	return fmt.Sprintf("10.%d.%d.%d", 100+f.nodeIndex, (c/254)%256, c%254+1)
+// allocateSlot reserves the next free offset of the node's pod range, round robin so
+// that a pod IP is not handed out again right after it was released; callers hold f.mu.
+func (f *fakeRuntime) allocateSlot() int {
+	const n = nodePodSlots - 2 // offsets 1..510
+	for i := 0; i < n; i++ {
+		slot := (f.nextSlot+i)%n + 1
+		if !f.slots[slot] {
+			f.slots[slot] = true
+			f.nextSlot = slot % n
+			return slot
+		}
+	}
+	return 0
 }
 
 func (f *fakeRuntime) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandboxRequest) (*runtimeapi.RunPodSandboxResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	s := &sandbox{
 		id:        newID(),
 		config:    req.GetConfig(),
@@ -244,12 +265,52 @@ func (f *fakeRuntime) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSan
 		handler:   req.GetRuntimeHandler(),
 	}
 	if s.config.GetLinux().GetSecurityContext().GetNamespaceOptions().GetNetwork() == runtimeapi.NamespaceMode_NODE {
-		s.ip = "127.0.0.1"
+		s.ip = f.net.nodeIP
 	} else {
-		s.ip = f.allocateIP()
+		f.mu.Lock()
+		s.slot = f.allocateSlot()
+		f.mu.Unlock()
+		if s.slot == 0 {
+			return nil, status.Errorf(codes.ResourceExhausted, "no free pod IP in this node's range of %d addresses", nodePodSlots-2)
+		}
+		s.ip = f.net.podIP(s.slot)
+		if err := f.net.setup(s.ip); err != nil {
+			f.releaseSlot(s.slot)
+			return nil, status.Errorf(codes.Internal, "pod network for %s: %v", s.ip, err)
+		}
+		s.netns = f.net.nsPath(s.ip)
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.sandboxes[s.id] = s
 	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: s.id}, nil
+}
+
+func (f *fakeRuntime) releaseSlot(slot int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.slots, slot)
+}
+
+// teardownNetwork kills what still runs in the sandbox and deletes its network
+// namespace, once; callers hold f.mu, which this releases while ip(8) runs.
+func (f *fakeRuntime) teardownNetwork(s *sandbox) {
+	for _, c := range f.containers {
+		if c.sandboxID == s.id && c.proc != nil {
+			_ = c.proc.Kill()
+		}
+	}
+	if s.netns == "" {
+		return
+	}
+	ip, slot := s.ip, s.slot
+	s.netns = ""
+	f.mu.Unlock()
+	if err := f.net.teardown(ip); err != nil {
+		fmt.Fprintf(os.Stderr, "runtime: %v\n", err)
+	}
+	f.mu.Lock()
+	delete(f.slots, slot)
 }
 
 func (f *fakeRuntime) StopPodSandbox(_ context.Context, req *runtimeapi.StopPodSandboxRequest) (*runtimeapi.StopPodSandboxResponse, error) {
@@ -258,10 +319,11 @@ func (f *fakeRuntime) StopPodSandbox(_ context.Context, req *runtimeapi.StopPodS
 	if s, ok := f.sandboxes[req.PodSandboxId]; ok {
 		s.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
 		for _, c := range f.containers {
-			if c.sandboxID == s.id && c.state != runtimeapi.ContainerState_CONTAINER_EXITED {
+			if c.sandboxID == s.id && c.state != runtimeapi.ContainerState_CONTAINER_EXITED && c.proc == nil {
 				f.exit(c, 137, "Error", "")
 			}
 		}
+		f.teardownNetwork(s)
 	}
 	return &runtimeapi.StopPodSandboxResponse{}, nil
 }
@@ -269,6 +331,9 @@ func (f *fakeRuntime) StopPodSandbox(_ context.Context, req *runtimeapi.StopPodS
 func (f *fakeRuntime) RemovePodSandbox(_ context.Context, req *runtimeapi.RemovePodSandboxRequest) (*runtimeapi.RemovePodSandboxResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if s, ok := f.sandboxes[req.PodSandboxId]; ok {
+		f.teardownNetwork(s)
+	}
 	delete(f.sandboxes, req.PodSandboxId)
 	for id, c := range f.containers {
 		if c.sandboxID == req.PodSandboxId {
@@ -276,6 +341,18 @@ func (f *fakeRuntime) RemovePodSandbox(_ context.Context, req *runtimeapi.Remove
 		}
 	}
 	return &runtimeapi.RemovePodSandboxResponse{}, nil
+}
+
+// shutdown kills every app process and deletes every pod network namespace of the node.
+func (f *fakeRuntime) shutdown() {
+	f.mu.Lock()
+	for _, c := range f.containers {
+		if c.proc != nil {
+			_ = c.proc.Kill()
+		}
+	}
+	f.mu.Unlock()
+	f.net.sweep()
 }
 
 func (f *fakeRuntime) sandboxStatus(s *sandbox) *runtimeapi.PodSandboxStatus {
@@ -407,25 +484,27 @@ func (f *fakeRuntime) StartContainer(_ context.Context, req *runtimeapi.StartCon
 		f.mu.Unlock()
 		return nil, status.Errorf(codes.NotFound, "container %q not found", req.ContainerId)
 	}
-	tag := tagOf(c.config.GetImage().GetUserSpecifiedImage())
-	if tag == "" {
-		tag = tagOf(c.image)
-	}
+	img := c.shownImage()
 	f.mu.Unlock()
-	plainInit := !strings.HasSuffix(tag, "-crash") && f.isPlainInit(c)
-	if m := slowTag.FindStringSubmatch(tag); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		time.Sleep(time.Duration(n) * time.Second)
+	b := app.Parse(app.TagOf(img))
+	// The pod spec may come from the API server: do not hold f.mu.
+	spec := f.containerSpec(c)
+	if b.Slow > 0 {
+		time.Sleep(b.Slow)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if c.state != runtimeapi.ContainerState_CONTAINER_CREATED {
 		return nil, status.Errorf(codes.FailedPrecondition, "container %q is not in created state", c.id)
 	}
-	c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
-	c.startedAt = now()
-	if plainInit {
-		// A plain init container does its work and exits successfully.
+	s := f.sandboxes[c.sandboxID]
+	if s == nil || s.state != runtimeapi.PodSandboxState_SANDBOX_READY {
+		return nil, status.Errorf(codes.FailedPrecondition, "pod sandbox of container %q is not ready", c.id)
+	}
+	if spec.plainInit && !b.Crash {
+		// A plain init container does its work and exits successfully (no process).
+		c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
+		c.startedAt = now()
 		id := c.id
 		time.AfterFunc(initDuration, func() {
 			f.mu.Lock()
@@ -434,37 +513,23 @@ func (f *fakeRuntime) StartContainer(_ context.Context, req *runtimeapi.StartCon
 				f.exit(cc, 0, "Completed", "")
 			}
 		})
+		return &runtimeapi.StartContainerResponse{}, nil
 	}
-	if strings.HasSuffix(tag, "-crash") {
-		id := c.id
-		time.AfterFunc(crashDelay, func() {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if cc, ok := f.containers[id]; ok && cc.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
-				f.exit(cc, 1, "Error", "local cluster fault injection: image tag ends in -crash")
-			}
-		})
+	if err := f.startApp(c, s, img, spec.ports); err != nil {
+		f.exit(c, 128, "StartError", err.Error())
+		return nil, status.Errorf(codes.Internal, "start container %q: %v", c.id, err)
 	}
+	c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
+	c.startedAt = now()
 	return &runtimeapi.StartContainerResponse{}, nil
 }
 
-// isPlainInit tells whether the container is an init container without restartPolicy
-// Always (a sidecar keeps running). It may call the API server: do not hold f.mu.
-func (f *fakeRuntime) isPlainInit(c *container) bool {
-	if f.podSpec == nil {
-		return false
+// shownImage is the image as the pod spec names it (its tag selects the behaviour).
+func (c *container) shownImage() string {
+	if u := c.config.GetImage().GetUserSpecifiedImage(); u != "" {
+		return u
 	}
-	l := c.config.GetLabels()
-	spec := f.podSpec(l["io.kubernetes.pod.namespace"], l["io.kubernetes.pod.name"])
-	if spec == nil {
-		return false
-	}
-	for _, ic := range spec.InitContainers {
-		if ic.Name == c.config.GetMetadata().GetName() {
-			return ic.RestartPolicy == nil || *ic.RestartPolicy != v1.ContainerRestartPolicyAlways
-		}
-	}
-	return false
+	return c.image
 }
 
 // exit marks a container exited; callers hold f.mu.
@@ -477,15 +542,39 @@ func (f *fakeRuntime) exit(c *container, code int32, reason, message string) {
 	c.exitCode, c.reason, c.message = code, reason, message
 }
 
+// StopContainer sends SIGTERM, waits up to the timeout (the kubelet passes the grace
+// period left), then sends SIGKILL.
 func (f *fakeRuntime) StopContainer(_ context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	c, ok := f.containers[req.ContainerId]
 	if !ok {
+		f.mu.Unlock()
 		return nil, status.Errorf(codes.NotFound, "container %q not found", req.ContainerId)
 	}
-	if c.state != runtimeapi.ContainerState_CONTAINER_EXITED {
+	if c.state == runtimeapi.ContainerState_CONTAINER_EXITED {
+		f.mu.Unlock()
+		return &runtimeapi.StopContainerResponse{}, nil
+	}
+	if c.proc == nil {
 		f.exit(c, 0, "Completed", "")
+		f.mu.Unlock()
+		return &runtimeapi.StopContainerResponse{}, nil
+	}
+	proc, done := c.proc, c.done
+	f.mu.Unlock()
+	if req.Timeout > 0 {
+		_ = proc.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+			return &runtimeapi.StopContainerResponse{}, nil
+		case <-time.After(time.Duration(req.Timeout) * time.Second):
+		}
+	}
+	_ = proc.Kill()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		return nil, status.Errorf(codes.DeadlineExceeded, "container %q did not exit 10s after SIGKILL", c.id)
 	}
 	return &runtimeapi.StopContainerResponse{}, nil
 }
@@ -494,6 +583,9 @@ func (f *fakeRuntime) RemoveContainer(_ context.Context, req *runtimeapi.RemoveC
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if c, ok := f.containers[req.ContainerId]; ok {
+		if c.proc != nil && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			_ = c.proc.Kill()
+		}
 		if c.logPath != "" {
 			_ = os.Remove(c.logPath)
 		}
@@ -586,14 +678,6 @@ func (f *fakeRuntime) ReopenContainerLog(_ context.Context, _ *runtimeapi.Reopen
 	return &runtimeapi.ReopenContainerLogResponse{}, nil
 }
 
-// ExecSync backs exec probes: the command succeeds unless its first word is "false".
-func (f *fakeRuntime) ExecSync(_ context.Context, req *runtimeapi.ExecSyncRequest) (*runtimeapi.ExecSyncResponse, error) {
-	if len(req.Cmd) > 0 && req.Cmd[0] == "false" {
-		return &runtimeapi.ExecSyncResponse{ExitCode: 1}, nil
-	}
-	return &runtimeapi.ExecSyncResponse{ExitCode: 0}, nil
-}
-
 func (f *fakeRuntime) ContainerStats(_ context.Context, req *runtimeapi.ContainerStatsRequest) (*runtimeapi.ContainerStatsResponse, error) {
 	return &runtimeapi.ContainerStatsResponse{}, nil
 }
@@ -658,7 +742,11 @@ func (f *fakeRuntime) ImageStatus(_ context.Context, req *runtimeapi.ImageStatus
 
 func (f *fakeRuntime) PullImage(_ context.Context, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
 	ref := req.GetImage().GetImage()
-	if strings.HasSuffix(tagOf(ref), "-pullfail") {
+	b := app.Parse(app.TagOf(ref))
+	if b.Pull > 0 {
+		time.Sleep(b.Pull)
+	}
+	if b.PullFail {
 		return nil, status.Errorf(codes.NotFound,
 			"failed to pull and unpack image %q: %s: not found (local cluster fault injection: tag ends in -pullfail)",
 			normaliseImage(ref), normaliseImage(ref))

@@ -199,12 +199,13 @@ def test_resize_beyond_free_capacity_is_deferred(core, ns):
 def static_cpu_node(core, state):
     """An extra node whose kubelet reports the static CPU manager policy; removed afterwards."""
     name = "static-" + uuid.uuid4().hex[:5]
+    port = int(os.environ.get("KUBELET_PORT_BASE", "11250")) + 49
     d = os.path.join(state["dir"], "nodes", name)
     os.makedirs(d, exist_ok=True)
     env = dict(os.environ, INPLACE_LOCAL_CLUSTER_DIR=state["dir"])
     with open(os.path.join(state["dir"], "logs", name + ".log"), "ab") as log:
-        proc = subprocess.Popen([CLUSTER_BIN, "node", "--name", name, "--index", "42", "--kubeconfig",
-                                 os.path.join(state["dir"], "admin.kubeconfig"), "--dir", d, "--port", "11299",
+        proc = subprocess.Popen([CLUSTER_BIN, "node", "--name", name, "--index", "15", "--kubeconfig",
+                                 os.path.join(state["dir"], "admin.kubeconfig"), "--dir", d, "--port", str(port),
                                  "--cpu-manager-policy", "static"], env=env, stdout=log, stderr=log,
                                 start_new_session=True)
     try:
