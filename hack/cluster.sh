@@ -34,11 +34,23 @@ build() {
   echo "cluster: built $bin in $((SECONDS - t0))s"
 }
 
+# The test bed's pod networks need ip(8) and nsenter(1) (Debian: iproute2, util-linux); install them when
+# they are missing and this is root on Debian (CI), else cluster up says which is missing.
+tools() {
+  local missing=()
+  command -v ip >/dev/null || missing+=(iproute2)
+  command -v nsenter >/dev/null || missing+=(util-linux)
+  if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "cluster: installing ${missing[*]}"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
 cmd=${1:-}
 shift || true
 case "$cmd" in
   build) build ;;
-  up) if [ ! -x "$bin" ] || [ ! -x "$bin-app" ]; then build; fi; "$bin" up --dir "$CLUSTERDIR" "$@" ;;
+  up) tools; if [ ! -x "$bin" ] || [ ! -x "$bin-app" ]; then build; fi; "$bin" up --dir "$CLUSTERDIR" "$@" ;;
   down)
     if [ -x "$bin" ]; then "$bin" down --dir "$CLUSTERDIR" "$@"; else echo "cluster: not built, nothing to stop"; fi ;;
   status) [ -x "$bin" ] || { echo "cluster: not built (make cluster-up)"; exit 0; }; "$bin" status --dir "$CLUSTERDIR" "$@" ;;
