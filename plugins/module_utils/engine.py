@@ -185,9 +185,12 @@ class Operation(object):
             state = status.get('state') or {}
             kind = next(iter(state), 'unknown')
             reason = (state.get(kind) or {}).get('reason')
-            states.append('%s %s%s (image %s, ready %s), wanted %s' % (
+            probe = ''
+            if kind == 'running' and not status.get('ready'):
+                probe = podstate.readiness_probe_text(pod, cplan.name)
+            states.append('%s %s%s (image %s, ready %s%s), wanted %s' % (
                 cplan.name, kind, ' ' + reason if reason else '', status.get('image'), bool(status.get('ready')),
-                cplan.desired))
+                ': ' + probe if probe else '', cplan.desired))
         return 'pod left with %s' % '; '.join(states) if states else None
 
 

@@ -282,6 +282,27 @@ def left_running(status, container_id):
     return 'Restarted', 'the container was replaced after it was verified'
 
 
+def readiness_probe_text(pod, name):
+    """'readinessProbe httpGet /ready on port http not passing' for a running container that is not ready,
+    or '' when it has no readiness probe (then its readiness gates or startup decide)."""
+    info = find_container(pod, name)
+    probe = (info.spec.get('readinessProbe') or {}) if info is not None else {}
+    if not probe:
+        return ''
+    if probe.get('httpGet'):
+        get = probe['httpGet']
+        handler = 'httpGet %s on port %s' % (get.get('path') or '/', get.get('port'))
+    elif probe.get('tcpSocket'):
+        handler = 'tcpSocket on port %s' % probe['tcpSocket'].get('port')
+    elif probe.get('exec'):
+        handler = 'exec %s' % ' '.join(str(part) for part in probe['exec'].get('command') or [])
+    elif probe.get('grpc'):
+        handler = 'grpc on port %s' % probe['grpc'].get('port')
+    else:
+        handler = 'probe'
+    return 'readinessProbe %s not passing' % handler
+
+
 def backing_off_before(status, known_ids):
     """The container waits in the kubelet's restart back-off (CrashLoopBackOff) and the container that
     last terminated is one of ``known_ids`` (from before a change): no container of the change has

@@ -164,3 +164,17 @@ def test_crash_loop_failure_names_the_exit_code_and_last_log_line():
               'lastState': {'terminated': {'exitCode': 3, 'message': 'starting\npanic: bad flag'}}}
     assert podstate.container_failure(status) == ('CrashLoopBackOff',
                                                   'back-off 10s (exit code 3, last log: panic: bad flag)')
+
+
+@pytest.mark.parametrize('probe, expected', [
+    ({'httpGet': {'path': '/ready', 'port': 'http'}}, 'readinessProbe httpGet /ready on port http not passing'),
+    ({'tcpSocket': {'port': 8080}}, 'readinessProbe tcpSocket on port 8080 not passing'),
+    ({'exec': {'command': ['cat', '/tmp/ready']}}, 'readinessProbe exec cat /tmp/ready not passing'),
+    (None, ''),
+])
+def test_readiness_probe_text(probe, expected):
+    container = {'name': 'app', 'image': 'app:1'}
+    if probe:
+        container['readinessProbe'] = probe
+    pod = {'spec': {'containers': [container]}, 'status': {'containerStatuses': [{'name': 'app'}]}}
+    assert podstate.readiness_probe_text(pod, 'app') == expected
