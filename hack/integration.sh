@@ -40,7 +40,6 @@ YAML
   if K8S_AUTH_KUBECONFIG=$kubeconfig \
      ANSIBLE_COLLECTIONS_PATH=$collections \
      ANSIBLE_ROLES_PATH=$root/tests/integration/targets \
-     ANSIBLE_LIBRARY=$root/tests/integration/targets/setup_inplace_k8s/library \
      ANSIBLE_NOCOLOR=1 \
      "$venv/bin/ansible-playbook" -i localhost, -e "ansible_python_interpreter=$venv/bin/python" \
        "$work/$target.yml"; then

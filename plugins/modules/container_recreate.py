@@ -29,6 +29,7 @@ author:
   - inplace.k8s contributors (@inplace-k8s)
 extends_documentation_fragment:
   - inplace.k8s.auth
+  - inplace.k8s.action_group
   - inplace.k8s.target
   - inplace.k8s.wait
   - inplace.k8s.drain
@@ -129,11 +130,6 @@ attributes:
   diff_mode:
     description: Returns, per pod, the containerIDs (or images, for V(image_reference)) before and the restart after.
     support: full
-  action_group:
-    description: Use C(group/inplace.k8s.inplace) in C(module_defaults) to set defaults for this module.
-    support: full
-    membership:
-      - inplace.k8s.inplace
 notes:
   - Not idempotent - a restart is an action, not a state. C(changed) is true when a container was restarted (or
     would be, in check mode). Use O(restarted_after) for re-runnable tasks.

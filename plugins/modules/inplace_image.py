@@ -45,6 +45,7 @@ author:
   - inplace.k8s contributors (@inplace-k8s)
 extends_documentation_fragment:
   - inplace.k8s.auth
+  - inplace.k8s.action_group
   - inplace.k8s.target
   - inplace.k8s.wait
   - inplace.k8s.drain
@@ -72,11 +73,6 @@ attributes:
   diff_mode:
     description: Returns the images before and after for every pod that changes (or would change).
     support: full
-  action_group:
-    description: Use C(group/inplace.k8s.inplace) in C(module_defaults) to set defaults for this module.
-    support: full
-    membership:
-      - inplace.k8s.inplace
 notes:
   - RBAC needs C(get), C(list), C(watch) and C(patch) on C(pods), and C(patch) on C(pods/status) when
     O(readiness_gate) is used.

@@ -32,6 +32,7 @@ author:
   - inplace.k8s contributors (@inplace-k8s)
 extends_documentation_fragment:
   - inplace.k8s.auth
+  - inplace.k8s.action_group
 options:
   state:
     description:
@@ -92,11 +93,6 @@ attributes:
   diff_mode:
     description: The managed metadata and spec of the policy and the binding before and after.
     support: full
-  action_group:
-    description: Use C(group/inplace.k8s.inplace) in C(module_defaults) to set defaults for this module.
-    support: full
-    membership:
-      - inplace.k8s.inplace
 notes:
   - RBAC for O(state=present) and O(state=absent) - the ClusterRole C(inplace-k8s-readiness-gate-policy) in
     C(rbac/inplace-k8s-rbac.yml) (get, create, update, delete of the policy and the binding, cluster-scoped).

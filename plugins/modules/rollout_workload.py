@@ -49,6 +49,7 @@ author:
   - inplace.k8s contributors (@inplace-k8s)
 extends_documentation_fragment:
   - inplace.k8s.auth
+  - inplace.k8s.action_group
 options:
   state:
     description: The step to run.
