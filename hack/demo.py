@@ -75,8 +75,9 @@ def deploy(namespace):
     apps.create_namespaced_stateful_set(namespace, sts)
     apps.create_namespaced_deployment(namespace, web)
     apps.create_namespaced_deployment(namespace, native)
-    core.create_namespaced_service(namespace, {'metadata': {'name': 'web'}, 'spec': {
-        'selector': {'app': 'web'}, 'ports': [{'port': 80, 'targetPort': 8080}]}})
+    for name in ('web', 'web-native'):
+        core.create_namespaced_service(namespace, {'metadata': {'name': name}, 'spec': {
+            'selector': {'app': name}, 'ports': [{'port': 80, 'targetPort': 8080}]}})
 
     def ready():
         open_gates(core, namespace, 'app=web')
@@ -85,7 +86,7 @@ def deploy(namespace):
             any(c.type == 'Ready' and c.status == 'True' for c in p.status.conditions or []) for p in pods)
     wait('the sample app to be ready', ready)
     print('deployed StatefulSet db (3 pods), Deployment web (4 pods, readiness gate %s), Service web, '
-          'Deployment web-native (4 pods, the copy for the native rolling update)' % GATE)
+          'Deployment web-native (4 pods, the copy for the native rolling update), Service web-native' % GATE)
 
 
 def container_status(pod, name):
@@ -155,6 +156,17 @@ def native(namespace, image):
     print('native rolling update: %.1fs, ReplicaSets now %d' % (time.time() - started, len(replica_sets)))
 
 
+def traffic(path, what):
+    """One line from a `cluster traffic` report: requests served and failed during ``what``."""
+    with open(path) as handle:
+        report = json.load(handle)
+    reasons = ', '.join('%s %d' % item for item in sorted((report.get('failures') or {}).items()))
+    print('traffic through the Service during %s: %d requests, %d served, %d failed%s (rate %s/s, endpoint '
+          'changes seen after %ss)' % (what, report['sent'], report['ok'], report['failed'],
+                                       ' (%s)' % reasons if reasons else '', report.get('rate'),
+                                       report.get('delay_seconds')))
+
+
 if __name__ == '__main__':
     command, args = sys.argv[1], sys.argv[2:]
-    {'deploy': deploy, 'snapshot': snapshot, 'table': table, 'native': native}[command](*args)
+    {'deploy': deploy, 'snapshot': snapshot, 'table': table, 'native': native, 'traffic': traffic}[command](*args)

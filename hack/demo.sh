@@ -25,6 +25,20 @@ stop() {
   fi
 }
 step() { printf '\n=== %s\n' "$*"; }
+# Steady requests through a Service while a change runs (tests/cluster's traffic client: bounded in rate and
+# time, it stops by itself), then one line: served and failed.
+traffic_start() {
+  "$cache/bin/cluster" traffic --kubeconfig "$KUBECONFIG" --namespace "$namespace" --service "$1" --rate 50 \
+    --delay 1s --duration 300s --out "$cache/demo-traffic-$1.json" > "$cache/demo-traffic-$1.log" 2>&1 < /dev/null &
+  traffic_pid=$!
+  sleep 3
+}
+traffic_stop() {
+  sleep 3
+  kill -TERM "$traffic_pid" 2>/dev/null || true
+  wait "$traffic_pid" 2>/dev/null || true
+  "$py" "$root/hack/demo.py" traffic "$cache/demo-traffic-$1.json" "$2"
+}
 playbook() {
   "$venv/bin/ansible-playbook" -i localhost, -e "ansible_python_interpreter=$py" -e "kubeconfig=$KUBECONFIG" "$@" \
     | grep -E '"msg"|batch [0-9]+ of|recreated_pods|elapsed_seconds|failed_pods|FAILED|fatal|PLAY RECAP' || true
@@ -58,11 +72,13 @@ except client.exceptions.ApiException:
 "$py" "$root/hack/demo.py" snapshot "$namespace" app=web log "$cache/demo-web-before.json"
 
 step "In place: log sidecar fluent-bit:3.0 -> 3.1 on Deployment web, 2 pods per batch, drained through the readiness gate"
+traffic_start web
 t0=$SECONDS
 playbook "$root/playbooks/rollout.yml" -e "{\"rollout_target\": {\"kind\": \"Deployment\", \"name\": \"web\", \"namespace\": \"$namespace\"},
   \"rollout_images\": {\"log\": \"registry.example/fluent-bit:3.1\"}, \"rollout_batch_size\": 2,
   \"rollout_readiness_gate\": \"inplace.k8s/ready\", \"rollout_drain_seconds\": 2}"
 web_seconds=$((SECONDS - t0))
+traffic_stop web "the in-place rollout of Deployment web"
 
 step "In place: log sidecar 3.0 -> 3.1 on StatefulSet db, canary of 1 then batches of 2 (reverse ordinal)"
 playbook "$root/playbooks/rollout.yml" -e "{\"rollout_target\": {\"kind\": \"StatefulSet\", \"name\": \"db\", \"namespace\": \"$namespace\"},
@@ -95,7 +111,9 @@ PY
 
 step "For comparison: the same sidecar change by the Deployment controller's own rolling update (copy web-native)"
 "$py" "$root/hack/demo.py" snapshot "$namespace" app=web-native log "$cache/demo-native-before.json"
+traffic_start web-native
 "$py" "$root/hack/demo.py" native "$namespace" registry.example/fluent-bit:3.1
+traffic_stop web-native "the native rolling update of Deployment web-native"
 "$py" "$root/hack/demo.py" snapshot "$namespace" app=web-native log "$cache/demo-native-after.json"
 "$py" "$root/hack/demo.py" table "$cache/demo-native-before.json" "$cache/demo-native-after.json"
 
