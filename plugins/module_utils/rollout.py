@@ -472,9 +472,9 @@ class Rollout(object):
     def watch(self):
         """Watch the pods verified so far for ``seconds``; return at the first failure (failed_pods)."""
         seconds = self.params.get('seconds') or 0
-        if self.check_mode or not self.watched:
+        if self.check_mode:
             return self.result([], failed_pods=[], watched=0, message='would watch %d pod(s) for %ss' % (
-                len(self.watched), seconds) if self.check_mode else 'no pod to watch')
+                len(self.watched), seconds))
         deadline = self.clock() + seconds
         while True:
             self._renew()

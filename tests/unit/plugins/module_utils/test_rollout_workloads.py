@@ -392,7 +392,8 @@ def test_watch_of_a_workload_renews_the_hold_and_reports_failed_pods():
     assert [p['name'] for p in failed['failed_pods']] == ['web-0'] and 'restarted' in failed['failed_pods'][0]['reason']
     preview = step(kube, 'watch', check_mode=True, images={'app': NEW}, seconds=3, watch=batch['verified'])
     assert preview['message'] == 'would watch 1 pod(s) for 3s'
-    assert step(kube, 'watch', images={'app': NEW}, seconds=3)['message'] == 'no pod to watch'
+    # Nothing to watch: the pause is still kept, as a plain wait.
+    assert step(kube, 'watch', images={'app': NEW}, seconds=3)['message'] == '0 pod(s) stayed healthy for 3s'
 
 
 def test_template_of_a_different_workload_kind_is_refused():
