@@ -330,6 +330,10 @@ class Rollout(object):
 
     def sync(self, names=None):
         """``names``: the pods a restart marks (default: the names param)."""
+        return self._sync(names)[0]
+
+    def _sync(self, names=None):
+        """sync(), and the pods as read after it (the batch step checks them without listing again)."""
         self._renew()
         images, resources = self._current_target()
         pods = self.pods()
@@ -353,7 +357,7 @@ class Rollout(object):
                                  % ', '.join(undrained))
         pods = self.pods()
         return self.result(pods, changed=bool(changed or undrained), relabelled=changed, undrained=undrained,
-                           **self._progress(pods, images, resources))
+                           **self._progress(pods, images, resources)), pods
 
     def _progress(self, pods, images, resources):
         """{updated: pods that run the target (restart: are marked restarted), total: pods}."""
@@ -393,9 +397,9 @@ class Rollout(object):
         failed = _failed_pods(names, changes)
         # A change that failed as a whole changed none of the pods.
         failed_names = set(names) if _failed_as_a_whole(changes) else set(item['name'] for item in failed)
-        out = self.sync(names=[name for name in names if name not in failed_names])
+        out, latest = self._sync(names=[name for name in names if name not in failed_names])
         out.update(changes)
-        current = dict((podstate.meta(p, 'name'), p) for p in self.pods())
+        current = dict((podstate.meta(p, 'name'), p) for p in latest)
         verified = dict((name, watch_entry(current[name], self._watched_containers()))
                         for name in names if name not in failed_names and name in current
                         and not self.pending(current[name]) and not self.check_mode)
