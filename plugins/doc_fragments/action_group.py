@@ -4,11 +4,8 @@
 
 # The action group every module of the collection belongs to (meta/runtime.yml).
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
-
-class ModuleDocFragment(object):
+class ModuleDocFragment:
 
     DOCUMENTATION = r'''
 attributes:

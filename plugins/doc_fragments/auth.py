@@ -5,11 +5,8 @@
 # Options paired with module_utils/args.py AUTH_ARG_SPEC (the same names, aliases and
 # K8S_AUTH_* variables as kubernetes.core).
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
-
-class ModuleDocFragment(object):
+class ModuleDocFragment:
 
     DOCUMENTATION = r'''
 options:

@@ -4,11 +4,8 @@
 
 # Options paired with module_utils/args.py DRAIN_ARG_SPEC.
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
-
-class ModuleDocFragment(object):
+class ModuleDocFragment:
 
     DOCUMENTATION = r'''
 options:

@@ -11,9 +11,6 @@ state record, drain a pod or change one container and then stop half-way. The AP
 that cannot answer is not an error here: the writes themselves are then the check.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import RBAC_HINT, ApiError, RbacForbidden
 
 REVIEW_PATH = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews'

@@ -10,9 +10,6 @@ WAIT_ARG_SPEC   <-> plugins/doc_fragments/wait.py     (wait, wait_timeout)
 DRAIN_ARG_SPEC  <-> plugins/doc_fragments/drain.py    (readiness gate handling)
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import copy
 
 from ansible.module_utils.basic import env_fallback

@@ -5,9 +5,6 @@
 """Pure rollout arithmetic: counts given as a number or a percentage, pod ordering, and the split of
 the pods still to update into batches (canary first, a partition of pods left on the old version)."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import math
 import re
 

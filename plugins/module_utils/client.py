@@ -10,9 +10,6 @@ requests are sent as plain JSON so that every patch type and subresource (pods/s
 and watch streams work the same on every client version, without model objects.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import functools
 import json
 import random
@@ -152,7 +149,7 @@ def _error_from_response(status, body, headers):
     return cls(message, status=status, reason=reason, retry_after=retry_after, causes=causes)
 
 
-class Kube(object):
+class Kube:
     """JSON access to the API server over one connection pool (thread-safe)."""
 
     def __init__(self, cfg, pool_size=10, impersonate_user=None, impersonate_groups=None):

@@ -12,9 +12,6 @@ cluster (``cluster cri --socket PATH ps|stop``); ``parse_ps`` reads the JSON of 
 Stopping through the runtime bypasses the kubelet: no preStop hook runs.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import json
 
 from ansible_collections.inplace.k8s.plugins.module_utils import podstate, restart
@@ -56,7 +53,7 @@ def parse_ps(text):
     return rows
 
 
-class CriClient(object):
+class CriClient:
     """Builds and runs the commands of one client. ``run_command(args)`` -> (rc, stdout, stderr)."""
 
     def __init__(self, client, command, endpoint, run_command):

@@ -6,9 +6,6 @@
 its Services by setting that condition False through pods/status, and put back by setting it True.
 The kubelet folds the condition into Ready; conditions merge by ``type`` (strategic merge patch)."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 from ansible_collections.inplace.k8s.plugins.module_utils import podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.client import STRATEGIC_MERGE_PATCH
 

@@ -12,9 +12,6 @@ per pod. Everything an operation does differently (what it compares, writes and 
 method of its ``Operation``.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import os
 import threading
 import time
@@ -60,7 +57,7 @@ class ConcurrentChange(InplaceError):
     """What this plan was about changed after it was made: another writer is at work."""
 
 
-class Operation(object):
+class Operation:
     """What an engine does to each pod. Subclasses set ``name`` and implement ``judge`` and ``done``;
     the other methods have defaults that suit a change written to the pod spec."""
 
@@ -136,7 +133,8 @@ class Operation(object):
         container stopped running since, else None."""
         return podstate.left_running(podstate.container_status(pod, cplan.name), verified.get('containerID'))
 
-    def rollback_target(self, rec):
+    @staticmethod
+    def rollback_target(rec):
         """{container: value} that undoes the change, from the record's before-state."""
         raise NotImplementedError
 
@@ -194,7 +192,7 @@ class Operation(object):
         return 'pod left with %s' % '; '.join(states) if states else None
 
 
-class PodRun(object):
+class PodRun:
     """What happened to one pod; becomes one entry of the result's ``pods``."""
 
     def __init__(self, plan, clock):
@@ -225,7 +223,7 @@ class PodRun(object):
         return self
 
 
-class Engine(object):
+class Engine:
     """Runs one operation over many pods. ``watcher`` (waiter.PodWatcher) is needed unless check
     mode or no waiting is asked; ``warnings`` collects what the module should warn about. ``owner``
     (record.new_owner) is written into every record; another run's live record refuses the pod."""
@@ -388,7 +386,7 @@ class Engine(object):
     def _begin(self, pod, fresh, generation=None):
         """A new in-progress record for the updates of ``fresh``, before-states snapshot from ``pod``."""
         previous = record.get(pod, self.op.name)
-        snapshots = dict((c.name, self.op.snapshot(podstate.find_container(pod, c.name))) for c in fresh.updates())
+        snapshots = {c.name: self.op.snapshot(podstate.find_container(pod, c.name)) for c in fresh.updates()}
         return record.begin(pod, self.op.name, fresh.desired(), snapshots, generation,
                             settled=bool(previous) and self._settled(pod, self.op.name, previous))
 
@@ -581,7 +579,7 @@ class Engine(object):
                 raise
             run.mark(prefix + stage, since)
         if self.options.min_ready_seconds > 0:
-            verified = dict((c.name, podstate.container_status(run.pod, c.name)) for c in containers)
+            verified = {c.name: podstate.container_status(run.pod, c.name) for c in containers}
 
             def unstable(latest):
                 failure = gone(latest)
@@ -634,14 +632,14 @@ class Engine(object):
             back = planning.plan_pod(pod, target, self.op.judge)
             if back.action == planning.REFUSED:
                 raise ConcurrentChange('cannot roll back pod %s: %s' % (name, back.refusal))
-            failed_state = dict((c.name, self.op.snapshot(podstate.find_container(pod, c.name)))
-                                for c in back.updates())
+            failed_state = {c.name: self.op.snapshot(podstate.find_container(pod, c.name))
+                            for c in back.updates()}
             if back.updates():
                 pod = self.op.write(self.kube, pod, back, self._own(record.transition(rec, record.ROLLING_BACK)))
             return back, pod, failed_state
 
         back, pod, failed_state = attempt()
-        run.rollback = dict((c.name, c.desired) for c in back.updates())
+        run.rollback = {c.name: c.desired for c in back.updates()}
         run.write_time = self.clock()
         # Wait for new containers (not the failed ones) running the old values.
         self._wait(run, back, {'generation': podstate.meta(pod, 'generation'), 'before': failed_state}, pod,
@@ -668,7 +666,7 @@ class Engine(object):
 
     def result(self, runs):
         pods = [self.pod_result(run) for run in sorted(runs, key=lambda r: r.plan.name)]
-        summary = dict((status, 0) for status in STATUSES)
+        summary = {status: 0 for status in STATUSES}
         for item in pods:
             summary[item['status']] += 1
         summary['total'] = len(pods)
@@ -676,8 +674,8 @@ class Engine(object):
         diff = {'before': {}, 'after': {}}
         for run in runs:
             if run.status in (WOULD_UPDATE, UPDATED, WRITTEN, FAILED, ROLLED_BACK) and run.plan.updates():
-                diff['before'][run.plan.name] = dict((c.name, c.current) for c in run.plan.updates())
-                diff['after'][run.plan.name] = dict((c.name, c.desired) for c in run.plan.updates())
+                diff['before'][run.plan.name] = {c.name: c.current for c in run.plan.updates()}
+                diff['after'][run.plan.name] = {c.name: c.desired for c in run.plan.updates()}
         changed = summary['changed'] > 0 or summary[WOULD_UPDATE] > 0
         return {'changed': changed, 'pods': pods, 'summary': summary, 'diff': diff}
 
@@ -706,8 +704,8 @@ class Engine(object):
             'readiness_gate': run.gate,
             'timings': run.timings,
             'error': run.error,
-            'containers': dict((c.name, self.container_result(c, before_pod, after_pod if ran else None))
-                               for c in plan.containers),
+            'containers': {c.name: self.container_result(c, before_pod, after_pod if ran else None)
+                           for c in plan.containers},
         })
         if run.rollback:
             result['rolled_back_to'] = run.rollback

@@ -4,9 +4,6 @@
 
 """Typed exceptions raised by module_utils and caught once in a module's main()."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import re
 
 
@@ -14,7 +11,7 @@ class InplaceError(Exception):
     """Base class. ``details`` are extra keys for ``fail_json`` (for example a partial result)."""
 
     def __init__(self, msg, **details):
-        super(InplaceError, self).__init__(msg)
+        super().__init__(msg)
         self.msg = msg
         self.details = details
 
@@ -36,7 +33,7 @@ class ApiError(InplaceError):
     ``causes``: the reasons listed in the Status body's details.causes (for example NodeCapacity)."""
 
     def __init__(self, msg, status=0, reason=None, retry_after=None, causes=(), **details):
-        super(ApiError, self).__init__(msg, **details)
+        super().__init__(msg, **details)
         self.status = status
         self.reason = reason
         self.retry_after = retry_after
@@ -72,7 +69,7 @@ class AdmissionDenied(ApiError):
     ``webhook``: the name of the webhook or policy."""
 
     def __init__(self, msg, webhook=None, **kwargs):
-        super(AdmissionDenied, self).__init__(msg, **kwargs)
+        super().__init__(msg, **kwargs)
         self.webhook = webhook
 
 
@@ -128,7 +125,7 @@ class PodFailure(InplaceError):
 
     def __init__(self, pod, reason, message='', container=None):
         where = 'pod %s' % pod if container is None else 'pod %s container %s' % (pod, container)
-        super(PodFailure, self).__init__('%s: %s%s' % (where, reason, ': %s' % message if message else ''))
+        super().__init__('%s: %s%s' % (where, reason, ': %s' % message if message else ''))
         self.pod = pod
         self.container = container
         self.reason = reason

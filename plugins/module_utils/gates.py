@@ -22,9 +22,6 @@ rbac/inplace-k8s-rbac.yml: ClusterRole ``inplace-k8s-readiness-gate-policy`` for
 healing uses the ``inplace-k8s`` role's ``list pods`` and ``patch pods/status``.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import copy
 import re
 

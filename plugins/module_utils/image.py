@@ -4,9 +4,6 @@
 
 """The image operation: set container / sidecar images in place (what inplace_image runs)."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 from ansible_collections.inplace.k8s.plugins.module_utils import imageref, plan, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.engine import ConcurrentChange, Operation
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import ConflictError, ValidationError
@@ -52,7 +49,7 @@ class ImageOperation(Operation):
         """Admission stored another image than the one written: record it (``stored``, beside the
         requested ``target``) and make it the target of the wait. The record write is guarded by the
         record and the stored images, not by resourceVersion (the kubelet's status writes would race it)."""
-        requested = dict((c.name, c.desired) for c in pod_plan.updates())
+        requested = {c.name: c.desired for c in pod_plan.updates()}
         stored = imageref.stored_images(written, requested)
         if not stored:
             return written, pod_plan, rec
@@ -78,7 +75,7 @@ class ImageOperation(Operation):
         pod = pod_plan.pod
         answer = kube.patch_pod(podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name'),
                                 self.changes(pod, pod_plan), dry_run=True)
-        stored = imageref.stored_images(answer, dict((c.name, c.desired) for c in pod_plan.updates()))
+        stored = imageref.stored_images(answer, {c.name: c.desired for c in pod_plan.updates()})
         if stored:
             return 'admission would store %s (the target then)' % _pairs(stored)
         return None
@@ -92,7 +89,7 @@ class ImageOperation(Operation):
         return plan.verdict(plan.PENDING, current, reason='spec already set, waiting for the container')
 
     def snapshot(self, info):
-        snap = super(ImageOperation, self).snapshot(info)
+        snap = super().snapshot(info)
         snap.update(image=info.spec.get('image'), imageID=info.status.get('imageID'))
         return snap
 
@@ -107,7 +104,7 @@ class ImageOperation(Operation):
     def failure(self, pod, cplan, before, generation):
         """A failure counts only if it is about the desired image: the kubelet keeps reporting the
         last error of an earlier image (pull back-off, crash loop) for a while after a new change."""
-        found = super(ImageOperation, self).failure(pod, cplan, before, generation)
+        found = super().failure(pod, cplan, before, generation)
         if found is None:
             return None
         if found[0] in podstate.IMAGE_REASONS:
@@ -126,10 +123,11 @@ class ImageOperation(Operation):
         info = podstate.find_container(pod, cplan.name)
         return info is not None and podstate.image_converged(info.status, cplan.desired, before.get('containerID'))
 
-    def rollback_target(self, rec):
+    @staticmethod
+    def rollback_target(rec):
         target = rec.get('target') or {}
-        return dict((name, snap['image']) for name, snap in (rec.get('before') or {}).items()
-                    if name in target and snap.get('image'))
+        return {name: snap['image'] for name, snap in (rec.get('before') or {}).items()
+                if name in target and snap.get('image')}
 
     def describe(self, cplan, before_info, after_info):
         status = (after_info or before_info).status if (after_info or before_info) else {}

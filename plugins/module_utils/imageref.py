@@ -24,9 +24,6 @@ spec image is not the requested string still counts as running the requested ima
   requested tag to (the ``recreate`` record).
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 from ansible_collections.inplace.k8s.plugins.module_utils import podstate, record, restart
 
 RECORD_KEY = 'recreate'   # the state record written by container_recreate
@@ -209,7 +206,7 @@ def effective_image(pod, container, requested):
 
 def effective_images(pod, requested):
     """``effective_image`` for every container of ``requested`` ({container: image})."""
-    return dict((name, effective_image(pod, name, image)) for name, image in requested.items())
+    return {name: effective_image(pod, name, image) for name, image in requested.items()}
 
 
 def stored_images(pod, requested):

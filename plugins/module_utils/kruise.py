@@ -13,9 +13,6 @@ Recreating, Succeeded, Failed) and message. With ``failurePolicy: Fail`` the req
 the first container that fails.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import threading
 import uuid
 from collections import namedtuple
@@ -129,7 +126,7 @@ def request_succeeded(request, container):
     return request_phase(request) == COMPLETED and container_state(request, container).get('phase') == SUCCEEDED
 
 
-class RequestApi(object):
+class RequestApi:
     """The list and watch calls of waiter.PodWatcher, served for ContainerRecreateRequests, so that
     one watcher implementation follows both pods and requests."""
 

@@ -15,9 +15,6 @@ Messages name a kubeconfig by its path and its entries by name, never a value: a
 tokens and keys.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import atexit
 import base64
 import binascii
@@ -86,7 +83,7 @@ def basic_auth(username, password):
     return 'Basic %s' % base64.b64encode(('%s:%s' % (username, password)).encode('utf-8')).decode('ascii')
 
 
-class TokenFile(object):
+class TokenFile:
     """The bearer token in a file, read again when the file changes and at least every minute (kubelet
     rotates projected service account tokens); the last token read stays in use while a read fails.
     ``token``: the token to use while the file cannot be read (a kubeconfig's ``token`` beside its
@@ -143,7 +140,7 @@ def _reason(exc):
 
 # --------------------------------------------------------------------------- the settings
 
-class ConnectionSettings(object):
+class ConnectionSettings:
     """The API server (``host``), TLS (verify_ssl, ssl_ca_cert or ca_cert_data, cert_file/key_file,
     tls_server_name), proxy (proxy, no_proxy, proxy_headers) and ``authorization``: a callable giving
     the Authorization header value (refreshing expiring tokens), or None. The attribute names are the
@@ -325,7 +322,7 @@ def apply_explicit_options(settings, params):
         settings.authorization = lambda: header
     if params.get('validate_certs') is not None:
         settings.verify_ssl = params['validate_certs']
-    proxy_headers = dict((k, v) for k, v in (params.get('proxy_headers') or {}).items() if v)
+    proxy_headers = {k: v for k, v in (params.get('proxy_headers') or {}).items() if v}
     if proxy_headers:
         settings.proxy_headers = urllib3.util.make_headers(**proxy_headers)
     if params.get('ca_cert'):
@@ -389,7 +386,7 @@ def merge_kubeconfigs(documents):
     """Merge kubeconfigs as kubectl does: the first file that sets a cluster, context, user or the
     current-context wins. ``documents``: (parsed kubeconfig, base directory of its relative paths or
     None, label for messages or None). Returns (current-context, {section: {name: (body, base)}})."""
-    current, merged = None, dict((section, {}) for section, _kind in SECTIONS)
+    current, merged = None, {section: {} for section, _kind in SECTIONS}
     for document, base, label in documents:
         if document is None:        # an empty file
             continue

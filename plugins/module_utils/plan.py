@@ -6,9 +6,6 @@
 with the reason). Generic over what changes: the operation passes a ``judge`` that compares one
 container with its desired value; the rules that hold for every in-place change live here."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 from collections import namedtuple
 
 from ansible_collections.inplace.k8s.plugins.module_utils import podstate
@@ -29,7 +26,7 @@ def verdict(action, current, restart=False, reason=None):
     return Verdict(action, current, restart, reason)
 
 
-class PodPlan(object):
+class PodPlan:
     """The plan for one pod: its container plans and, when refused as a whole, the reason."""
 
     def __init__(self, pod, containers, reason=None):
@@ -70,7 +67,7 @@ class PodPlan(object):
         return [c for c in self.containers if c.action in (UPDATE, PENDING)]
 
     def desired(self):
-        return dict((c.name, c.desired) for c in self.containers)
+        return {c.name: c.desired for c in self.containers}
 
     def retarget(self, values):
         """A copy whose containers named in ``values`` ({container: value}) have that desired value (the
@@ -152,4 +149,4 @@ def unknown_containers(pods, names):
     seen = set()
     for pod in pods:
         seen.update(podstate.container_names(pod))
-    return dict((name, sorted(seen)) for name in names if name not in seen)
+    return {name: sorted(seen) for name in names if name not in seen}

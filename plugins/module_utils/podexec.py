@@ -13,9 +13,6 @@ process, not the container's. ``classify`` explains a failed exec, ``explain_no_
 that was delivered but restarted nothing.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import json
 import re
 import time
@@ -40,7 +37,7 @@ def signal_name(signal):
     text = str(signal).strip().upper()
     text = text[3:] if text.startswith('SIG') else text
     if text.isdigit():
-        names = dict((number, name) for name, number in SIGNALS.items())
+        names = {number: name for name, number in SIGNALS.items()}
         if int(text) in names:
             return names[int(text)]
     elif text in SIGNALS:
@@ -213,5 +210,5 @@ class ExecStrategy(restart.Strategy):
         return None
 
     def describe(self, cplan, tracked):
-        return dict((key, tracked.details.get(key)) for key in
-                    ('exec_command', 'exec_exit_code', 'exec_stdout', 'exec_stderr'))
+        return {key: tracked.details.get(key) for key in
+                ('exec_command', 'exec_exit_code', 'exec_stdout', 'exec_stderr')}

@@ -5,9 +5,6 @@
 """Pure reading of pod JSON: image references, containers and their statuses, completion
 predicates and failure detection. No I/O here."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import re
 from collections import namedtuple
 
@@ -127,7 +124,7 @@ index: position in spec.containers or spec.initContainers. status: its container
 
 
 def _statuses(pod, field):
-    return dict((s.get('name'), s) for s in (pod.get('status') or {}).get(field) or [])
+    return {s.get('name'): s for s in (pod.get('status') or {}).get(field) or []}
 
 
 def containers(pod):

@@ -30,9 +30,6 @@ an unfinished record names the run that writes it (``owner``) and until when it 
 a record is free once finished, expired, or when its owner ran on this host and its pid is gone.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import calendar
 import datetime
 import json

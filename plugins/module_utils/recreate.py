@@ -15,9 +15,6 @@ ContainerRecreateRequest succeeded, the image is the switched one); the engine t
 fails the pod at once.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import threading
 import time
 from collections import namedtuple
@@ -102,7 +99,7 @@ class RecreateOperation(Operation):
 
     def desired(self, pod):
         names = self.settings.containers or default_containers(pod)
-        return dict((name, decide(pod, name, self.settings, self.strategy)) for name in names)
+        return {name: decide(pod, name, self.settings, self.strategy) for name in names}
 
     def judge(self, info, value):
         return plan.verdict(value.action, value.current, restart=value.action == plan.UPDATE, reason=value.reason)
@@ -113,7 +110,7 @@ class RecreateOperation(Operation):
         return None
 
     def snapshot(self, info):
-        snap = super(RecreateOperation, self).snapshot(info)
+        snap = super().snapshot(info)
         snap.update(image=info.spec.get('image'), imageID=info.status.get('imageID'),
                     startedAt=restart.started_at_text(info.status), strategy=self.strategy.name)
         return snap

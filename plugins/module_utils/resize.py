@@ -19,9 +19,6 @@ Servers 1.27-1.31 (no subresource, feature gate InPlacePodVerticalScaling) take 
 in an ordinary pod patch, together with the record. Below 1.27 resize is not supported.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import re
 
 from ansible_collections.inplace.k8s.plugins.module_utils import plan, podstate, record, resources, runner
@@ -170,7 +167,7 @@ class ResizeOperation(Operation):
         if spec.get('resources') and self.version < POD_LEVEL_MIN:
             errors.append('the pod has pod-level resources (spec.resources), which Kubernetes %s cannot resize '
                           'in place (1.36+); recreate the pod instead' % version_text(self.version))
-        problem = resources.qos_error(spec, dict((c.name, c.desired) for c in updates))
+        problem = resources.qos_error(spec, {c.name: c.desired for c in updates})
         if problem:
             errors.append(problem)
         return errors
@@ -178,7 +175,7 @@ class ResizeOperation(Operation):
     # ---- writing
 
     def snapshot(self, info):
-        snap = super(ResizeOperation, self).snapshot(info)
+        snap = super().snapshot(info)
         snap['resources'] = resources.of_spec(info.spec)
         return snap
 
@@ -207,7 +204,7 @@ class ResizeOperation(Operation):
 
     def write(self, kube, pod, pod_plan, rec):
         if self.method == POD_PATCH:
-            return super(ResizeOperation, self).write(kube, pod, pod_plan, rec)
+            return super().write(kube, pod, pod_plan, rec)
         namespace, name = podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name')
         marked = kube.patch_pod(namespace, name, record.build_patch(pod, self.name, rec))
         try:
@@ -259,7 +256,7 @@ class ResizeOperation(Operation):
                 return INFEASIBLE, item.get('message') or 'the node cannot do this resize'
             if item.get('type') == IN_PROGRESS_CONDITION and item.get('reason') == 'Error':
                 return 'ResizeError', item.get('message') or 'the kubelet failed to resize'
-        return super(ResizeOperation, self).failure(pod, cplan, before, generation)
+        return super().failure(pod, cplan, before, generation)
 
     def applied(self, pod, cplan, before):
         """Without status.observedGeneration: the kubelet reports the new resources."""
@@ -283,10 +280,11 @@ class ResizeOperation(Operation):
             late.append('the kubelet has not observed generation %s yet' % podstate.meta(pod, 'generation'))
         return '; '.join(late) or None
 
-    def rollback_target(self, rec):
+    @staticmethod
+    def rollback_target(rec):
         target = rec.get('target') or {}
-        return dict((name, snap['resources']) for name, snap in (rec.get('before') or {}).items()
-                    if name in target and snap.get('resources') is not None)
+        return {name: snap['resources'] for name, snap in (rec.get('before') or {}).items()
+                if name in target and snap.get('resources') is not None}
 
     def describe(self, cplan, before_info, after_info):
         current, desired = cplan.current or resources.empty(), cplan.desired or resources.empty()

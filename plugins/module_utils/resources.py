@@ -7,9 +7,6 @@ container resources (read, merge partial input, compare with what the kubelet re
 CPU clamps), the pod QoS class as the API server computes it, and the checks made before a write.
 No I/O here."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import re
 from fractions import Fraction
 
@@ -28,7 +25,7 @@ MIN_CPU_LIMIT = Fraction(10, 1000)
 # <suffix> ::= Ki|Mi|Gi|Ti|Pi|Ei | n|u|m|""|k|M|G|T|P|E | (e|E)<signed integer>
 
 _QUANTITY_RE = re.compile(r'^([+-]?)(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$')
-_BINARY = dict((s, 1024 ** (i + 1)) for i, s in enumerate(('Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei')))
+_BINARY = {s: 1024 ** (i + 1) for i, s in enumerate(('Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'))}
 _DECIMAL = {'n': Fraction(1, 10 ** 9), 'u': Fraction(1, 10 ** 6), 'm': Fraction(1, 1000), '': 1,
             'k': 10 ** 3, 'M': 10 ** 6, 'G': 10 ** 9, 'T': 10 ** 12, 'P': 10 ** 15, 'E': 10 ** 18}
 
@@ -84,9 +81,9 @@ def empty():
 def of_spec(container_spec):
     """{requests: {cpu, memory}, limits: {cpu, memory}} of a container spec (cpu/memory only, as written)."""
     resources = (container_spec or {}).get('resources') or {}
-    return dict((section, dict((name, value) for name, value in (resources.get(section) or {}).items()
-                               if name in RESIZABLE))
-                for section in SECTIONS)
+    return {section: {name: value for name, value in (resources.get(section) or {}).items()
+                      if name in RESIZABLE}
+            for section in SECTIONS}
 
 
 def normalize_input(containers):
@@ -133,7 +130,7 @@ def normalize_input(containers):
 def merge(current, partial):
     """The full resources after a resize: ``partial`` over ``current``, then the API's defaulting
     (a limit without a request defaults the request to the limit). Nothing is ever removed."""
-    merged = dict((section, dict(current.get(section) or {})) for section in SECTIONS)
+    merged = {section: dict(current.get(section) or {}) for section in SECTIONS}
     for section in SECTIONS:
         merged[section].update((partial or {}).get(section) or {})
     for resource, limit in merged['limits'].items():
@@ -208,8 +205,8 @@ def restarting(container_spec, current, desired):
 # --------------------------------------------------------------------------- QoS class
 
 def _positive(values):
-    return dict((k, parse_quantity(v)) for k, v in (values or {}).items()
-                if k in RESIZABLE and parse_quantity(v) > 0)
+    return {k: parse_quantity(v) for k, v in (values or {}).items()
+            if k in RESIZABLE and parse_quantity(v) > 0}
 
 
 def qos_class(pod_spec, overrides=None):

@@ -10,9 +10,6 @@ Strategies: imageref.ImageReferenceStrategy, kruise.KruiseStrategy, podexec.Exec
 cri.CriStrategy; recreate.RecreateOperation drives them through the engine.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import datetime
 
 from ansible_collections.inplace.k8s.plugins.module_utils import podstate
@@ -20,7 +17,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils import podstate
 RESTART = 'restart'   # the desired value of a container restarted without a change of its spec
 
 
-class Strategy(object):
+class Strategy:
     """One way of restarting containers. ``act`` restarts a group of containers of one pod; the
     operation then waits for new containers, calling ``failure`` and ``finished`` on each pod update."""
 
@@ -62,7 +59,7 @@ class Strategy(object):
         """Release what the strategy started (watches)."""
 
 
-class Tracked(object):
+class Tracked:
     """One container acted on: its state just before (containerID, restartCount), when it was acted
     on (monotonic clock) and how long its successor took to be started and ready."""
 

@@ -22,9 +22,6 @@ had when it was counted done, from each batch's ``verified``) to every later ste
 report a pod that left that state as failed, so that on_failure applies to it.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import difflib
 import json
 import time
@@ -53,7 +50,7 @@ BLOCKED, FAILED = 'blocked', 'failed'
 CHANGES = ('images', 'resources', 'restart')   # the batch step's results per change, in the order reported
 
 
-class Rollout(object):
+class Rollout:
     """One call of the rollout_workload module: ``params`` are the module's, ``kube`` a client."""
 
     def __init__(self, kube, params, check_mode=False, clock=time.monotonic, sleep=time.sleep, diff=False,
@@ -251,8 +248,8 @@ class Rollout(object):
         ordered = batching.order_pods(pods, self.params.get('order') or 'ordinal', self.params.get('order_label'))
         names = [podstate.meta(p, 'name') for p in ordered]
         pending = [podstate.meta(p, 'name') for p in ordered if self.pending(p)]
-        refused = dict((podstate.meta(p, 'name'), reason) for p in ordered if podstate.meta(p, 'name') in pending
-                       for reason in [plan.pod_refusal(p, self._changed_containers(p))] if reason)
+        refused = {podstate.meta(p, 'name'): reason for p in ordered if podstate.meta(p, 'name') in pending
+                   for reason in [plan.pod_refusal(p, self._changed_containers(p))] if reason}
         if refused:
             raise ValidationError('pod(s) cannot be updated in place now: %s' % '; '.join(
                 '%s: %s' % item for item in sorted(refused.items())), refused=refused)
@@ -399,10 +396,10 @@ class Rollout(object):
         failed_names = set(names) if _failed_as_a_whole(changes) else set(item['name'] for item in failed)
         out, latest = self._sync(names=[name for name in names if name not in failed_names])
         out.update(changes)
-        current = dict((podstate.meta(p, 'name'), p) for p in latest)
-        verified = dict((name, watch_entry(current[name], self._watched_containers()))
-                        for name in names if name not in failed_names and name in current
-                        and not self.pending(current[name]) and not self.check_mode)
+        current = {podstate.meta(p, 'name'): p for p in latest}
+        verified = {name: watch_entry(current[name], self._watched_containers())
+                    for name in names if name not in failed_names and name in current
+                    and not self.pending(current[name]) and not self.check_mode}
         failed.extend(item for item in self._watch_failures(current.values()) if item['name'] not in failed_names)
         timings = {}
         for key in CHANGES:
@@ -602,10 +599,10 @@ class Rollout(object):
                 rec = record.get(pod, operation.name)
                 if not wanted or not rec or not pod_matches(pod, **{key: wanted}):
                     continue
-                values = dict((name, value) for name, value in operation.rollback_target(None, rec).items()
-                              if name in wanted)
+                values = {name: value for name, value in operation.rollback_target(rec).items()
+                          if name in wanted}
                 if key == 'resources':
-                    values = dict((name, dict((s, v) for s, v in value.items() if v)) for name, value in values.items())
+                    values = {name: {s: v for s, v in value.items() if v} for name, value in values.items()}
                 if values:
                     before[key] = values
             if before and not pod_converged(pod, before.get('images'), before.get('resources')):
@@ -625,7 +622,7 @@ WAY_OUT = ('resume it by running the same change again, or end it - roll it back
 
 def _brief(target):
     """A rollout target for messages: only what it changes."""
-    return dict((k, v) for k, v in (target or {}).items() if v) or target
+    return {k: v for k, v in (target or {}).items() if v} or target
 
 
 def watch_entry(pod, containers):
@@ -639,7 +636,7 @@ def watch_failures(pods, watched):
     """failed_pods entries ({name, status, reason}) for watched pods that crashed, restarted or turned
     unready since they were counted done. A pod that is gone or was replaced (another uid) is not ours
     any more and not reported (a scale-down, or the controller's doing)."""
-    by_name = dict((podstate.meta(p, 'name'), p) for p in pods)
+    by_name = {podstate.meta(p, 'name'): p for p in pods}
     found = []
     for name in sorted(watched):
         entry = watched[name] or {}

@@ -7,9 +7,6 @@ operation with the engine, and shape what the module returns. Every module's mai
 AnsibleModule and hands the rest to execute(); the pod modules' work is run(), whose core,
 run_operation(), needs no AnsibleModule (the rollout's batch step runs the operations with it)."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.inplace.k8s.plugins.module_utils import access, engine, targets
@@ -49,7 +46,7 @@ def check_options(params):
 
 
 def empty_result():
-    return {'changed': False, 'pods': [], 'summary': dict((s, 0) for s in engine.STATUSES + ('total', 'changed')),
+    return {'changed': False, 'pods': [], 'summary': {s: 0 for s in engine.STATUSES + ('total', 'changed')},
             'diff': {'before': {}, 'after': {}}}
 
 

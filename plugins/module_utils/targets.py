@@ -4,9 +4,6 @@
 
 """Which pods a task targets (args.TARGET_ARG_SPEC): one name, several names, or selectors."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 from urllib.parse import quote
 
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import ApiError, NotFoundError, ValidationError

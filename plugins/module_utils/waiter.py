@@ -22,9 +22,6 @@ the client's read timeout is tied to that (client.Kube.stream: a silence longer 
 client.WATCH_READ_MARGIN ends the stream), after which the watch is resumed from the last version.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import threading
 import time
 from collections import deque
@@ -39,7 +36,7 @@ GONE = 410
 HISTORY = 64         # versions of each pod the watch delivered that are remembered (to recognise old ones)
 
 
-class PodWatcher(object):
+class PodWatcher:
     """One watch per namespace + selector feeding per-pod predicates."""
 
     def __init__(self, kube, namespace, label_selector=None, field_selector=None, clock=time.monotonic):
@@ -156,7 +153,7 @@ class PodWatcher(object):
 
     def _replace(self, pods, version):
         with self._cond:
-            self._pods = dict((podstate.meta(p, 'name'), p) for p in pods)
+            self._pods = {podstate.meta(p, 'name'): p for p in pods}
             self._ahead = {}   # a list is at least as new as anything written before it
             for name, pod in self._pods.items():
                 self._remember(name, podstate.meta(pod, 'resourceVersion'))

@@ -2,7 +2,7 @@
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""Rollouts of whole workloads in place, coordinated with the built-in controllers (DESIGN.md §4).
+"""Rollouts of whole workloads in place, coordinated with the built-in controllers (README.md, Rollouts).
 
 Verified on the local cluster (kube-controller-manager 1.36):
 
@@ -25,9 +25,6 @@ The rollout record (annotation ``inplace.k8s/rollout`` on the workload) keeps th
 template values before, the strategy to restore and the state, so that a re-run resumes and a
 rollback knows what to restore.
 """
-
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
 
 import copy
 import json
@@ -165,8 +162,8 @@ def snapshot(template, images=None, resources=None):
     """The template's current values of what the change touches: {images: {...}, resources: {...}}."""
     pod = _as_pod(template)
     return {
-        'images': dict((n, podstate.find_container(pod, n).spec.get('image')) for n in (images or {})),
-        'resources': dict((n, resources_util.of_spec(podstate.find_container(pod, n).spec)) for n in (resources or {})),
+        'images': {n: podstate.find_container(pod, n).spec.get('image') for n in (images or {})},
+        'resources': {n: resources_util.of_spec(podstate.find_container(pod, n).spec) for n in (resources or {})},
     }
 
 
@@ -293,7 +290,7 @@ def record_patch(obj, rec, spec=None):
 
 # --------------------------------------------------------------------------- the controllers
 
-class Workload(object):
+class Workload:
     """One Deployment, StatefulSet, DaemonSet or ReplicaSet and the pods it owns."""
 
     def __init__(self, kube, kind, namespace, name, clock=time.monotonic, sleep=time.sleep):
@@ -483,7 +480,7 @@ class Workload(object):
         changed = []
         for pod in pods:
             have = podstate.meta(pod, 'labels') or {}
-            missing = dict((k, v) for k, v in labels.items() if v and have.get(k) != v)
+            missing = {k: v for k, v in labels.items() if v and have.get(k) != v}
             if not missing:
                 continue
             changed.append(podstate.meta(pod, 'name'))
@@ -557,7 +554,7 @@ class Workload(object):
         keys = ('replicas', 'readyReplicas', 'updatedReplicas', 'availableReplicas', 'currentRevision',
                 'updateRevision', 'desiredNumberScheduled', 'updatedNumberScheduled', 'numberReady',
                 'observedGeneration')
-        result = dict((k, status[k]) for k in keys if k in status)
+        result = {k: status[k] for k in keys if k in status}
         result['generation'] = podstate.meta(self.obj, 'generation')
         if self.kind == 'Deployment':
             result['replicasets'] = sorted(podstate.meta(rs, 'name') for rs in self.replicasets())
