@@ -253,11 +253,12 @@ class Kube:
     def get_pod(self, namespace, name):
         return self.request('GET', self.pod_path(namespace, name))
 
-    def list_pods(self, namespace, label_selector=None, field_selector=None):
-        """(pods, resourceVersion) of the whole list, page by page."""
+    def list_collection(self, path, label_selector=None, field_selector=None):
+        """(items, resourceVersion) of a whole collection (``path``: pods, ContainerRecreateRequests, ...),
+        page by page."""
         items, token = [], None
         while True:
-            page = self.request('GET', self.pod_path(namespace), {
+            page = self.request('GET', path, {
                 'labelSelector': label_selector, 'fieldSelector': field_selector,
                 'limit': LIST_PAGE_SIZE, 'continue': token})
             items.extend(page.get('items') or [])
@@ -265,19 +266,30 @@ class Kube:
             if not token:
                 return items, (page.get('metadata') or {}).get('resourceVersion')
 
+    def list_pods(self, namespace, label_selector=None, field_selector=None):
+        """(pods, resourceVersion) of the whole list, page by page."""
+        return self.list_collection(self.pod_path(namespace), label_selector, field_selector)
+
     def patch_pod(self, namespace, name, body, content_type=JSON_PATCH, subresource=None, dry_run=False):
         """PATCH a pod or one of its subresources ('status', 'resize'); the pod after the write (with
         ``dry_run``: as the server would store it, admission included, nothing stored)."""
         return self.request('PATCH', self.pod_path(namespace, name, subresource),
                             {'dryRun': 'All'} if dry_run else None, body=body, content_type=content_type)
 
-    def watch_pods(self, namespace, resource_version, label_selector=None, field_selector=None,
-                   timeout_seconds=60):
-        """Watch events ({'type', 'object'}) from resource_version until the server ends the watch."""
-        return self.stream(self.pod_path(namespace), {
+    def watch_collection(self, path, resource_version, label_selector=None, field_selector=None,
+                         timeout_seconds=60):
+        """Watch events ({'type', 'object'}) of a collection from resource_version until the server ends
+        the watch."""
+        return self.stream(path, {
             'watch': 'true', 'allowWatchBookmarks': 'true', 'resourceVersion': resource_version,
             'labelSelector': label_selector, 'fieldSelector': field_selector,
             'timeoutSeconds': timeout_seconds})
+
+    def watch_pods(self, namespace, resource_version, label_selector=None, field_selector=None,
+                   timeout_seconds=60):
+        """Watch events ({'type', 'object'}) of the pods from resource_version until the server ends the watch."""
+        return self.watch_collection(self.pod_path(namespace), resource_version, label_selector, field_selector,
+                                     timeout_seconds)
 
 
 def _lines(response):

@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 from ansible_collections.inplace.k8s.plugins.module_utils import podstate, restart
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import NotFoundError
-from ansible_collections.inplace.k8s.plugins.module_utils.waiter import PodWatcher
+from ansible_collections.inplace.k8s.plugins.module_utils.waiter import Watcher
 
 GROUP = 'apps.kruise.io'
 API_VERSION = GROUP + '/v1alpha1'
@@ -126,24 +126,6 @@ def request_succeeded(request, container):
     return request_phase(request) == COMPLETED and container_state(request, container).get('phase') == SUCCEEDED
 
 
-class RequestApi:
-    """The list and watch calls of waiter.PodWatcher, served for ContainerRecreateRequests, so that
-    one watcher implementation follows both pods and requests."""
-
-    def __init__(self, kube):
-        self.kube = kube
-
-    def list_pods(self, namespace, label_selector=None, field_selector=None):
-        listing = self.kube.request('GET', collection_path(namespace),
-                                    {'labelSelector': label_selector, 'fieldSelector': field_selector})
-        return listing.get('items') or [], (listing.get('metadata') or {}).get('resourceVersion')
-
-    def watch_pods(self, namespace, resource_version, label_selector=None, field_selector=None, timeout_seconds=60):
-        return self.kube.stream(collection_path(namespace), {
-            'watch': 'true', 'allowWatchBookmarks': 'true', 'resourceVersion': resource_version,
-            'labelSelector': label_selector, 'fieldSelector': field_selector, 'timeoutSeconds': timeout_seconds})
-
-
 class KruiseStrategy(restart.Strategy):
     """Restart through a ContainerRecreateRequest per pod (see the module docstring)."""
 
@@ -168,7 +150,8 @@ class KruiseStrategy(restart.Strategy):
     def _requests(self):
         with self._lock:
             if self._watch is None:
-                self._watch = PodWatcher(RequestApi(self.kube), self.namespace, '%s=%s' % (RUN_LABEL, self.run_id)).start()
+                self._watch = Watcher(self.kube, collection_path(self.namespace),
+                                      '%s=%s' % (RUN_LABEL, self.run_id)).start()
             return self._watch
 
     def act(self, kube, pod, cplans, tracked):

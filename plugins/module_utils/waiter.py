@@ -2,11 +2,12 @@
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""Waiting on many pods with one watch.
+"""Waiting on many pods (or other objects) with one watch.
 
-``PodWatcher`` lists the pods of one namespace + selector once, then keeps a single watch open
-in a background thread and caches the latest version of each pod. Any number of threads wait on
-it with ``wait_for(name, done, failed, timeout)``: ``done(pod)`` is a pure predicate, ``failed(pod)``
+``Watcher`` lists one collection (``path``: the pods of a namespace, its ContainerRecreateRequests,
+anything with list and watch) + selector once, then keeps a single watch open in a background thread
+and caches the latest version of each object, by name; ``PodWatcher`` is the watcher of a namespace's
+pods. Any number of threads wait on it with ``wait_for(name, done, failed, timeout)``: ``done(pod)`` is a pure predicate, ``failed(pod)``
 returns a PodFailure (or None) to stop early. No per-pod polling, and an event wakes only the
 waiters of its pod (100 waiters and 400 events: 400 checks, not 40,000).
 
@@ -27,7 +28,7 @@ import time
 from collections import deque
 
 from ansible_collections.inplace.k8s.plugins.module_utils import podstate
-from ansible_collections.inplace.k8s.plugins.module_utils.client import backoff_delay
+from ansible_collections.inplace.k8s.plugins.module_utils.client import Kube, backoff_delay
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import ApiError, WaitTimeout
 
 WATCH_SECONDS = 30   # the server ends each watch after this; it is then resumed from the last version
@@ -36,12 +37,14 @@ GONE = 410
 HISTORY = 64         # versions of each pod the watch delivered that are remembered (to recognise old ones)
 
 
-class PodWatcher:
-    """One watch per namespace + selector feeding per-pod predicates."""
+class Watcher:
+    """One watch per collection + selector feeding per-object predicates."""
 
-    def __init__(self, kube, namespace, label_selector=None, field_selector=None, clock=time.monotonic):
+    noun = 'object'   # in messages
+
+    def __init__(self, kube, path, label_selector=None, field_selector=None, clock=time.monotonic):
         self._kube = kube
-        self._namespace = namespace
+        self._path = path
         self._selectors = {'label_selector': label_selector, 'field_selector': field_selector}
         self._clock = clock
         self._lock = threading.RLock()
@@ -61,9 +64,9 @@ class PodWatcher:
         """Fill the cache (from ``pods`` listed by the caller at ``resource_version``, or a fresh
         list) and start watching from there."""
         if pods is None or not resource_version:
-            pods, resource_version = self._kube.list_pods(self._namespace, **self._selectors)
+            pods, resource_version = self._kube.list_collection(self._path, **self._selectors)
         self._replace(pods, resource_version)
-        self._thread = threading.Thread(target=self._run, name='inplace-k8s-watch-%s' % self._namespace)
+        self._thread = threading.Thread(target=self._run, name='inplace-k8s-watch-%s' % self._path)
         self._thread.daemon = True
         self._thread.start()
         return self
@@ -105,7 +108,7 @@ class PodWatcher:
                         return pod
                     remaining = deadline - self._clock()
                     if remaining <= 0:
-                        raise WaitTimeout('pod %s: timed out after %ss' % (name, int(round(timeout))))
+                        raise WaitTimeout('%s %s: timed out after %ss' % (self.noun, name, int(round(timeout))))
                     mine.wait(min(remaining, WAKE_SECONDS))
             finally:
                 self._waiters[name].remove(mine)
@@ -195,15 +198,15 @@ class PodWatcher:
         failures = 0
         while not self._stopped.is_set():
             try:
-                for event in self._kube.watch_pods(self._namespace, self._version,
-                                                   timeout_seconds=WATCH_SECONDS, **self._selectors):
+                for event in self._kube.watch_collection(self._path, self._version,
+                                                         timeout_seconds=WATCH_SECONDS, **self._selectors):
                     failures = 0
                     if self._apply(event) == 'relist' or self._stopped.is_set():
                         break
                 else:
                     continue
                 if not self._stopped.is_set():
-                    self._replace(*self._kube.list_pods(self._namespace, **self._selectors))
+                    self._replace(*self._kube.list_collection(self._path, **self._selectors))
             except ApiError as exc:
                 self.errors += 1
                 failures += 1
@@ -212,6 +215,15 @@ class PodWatcher:
                 self._stopped.wait(backoff_delay(min(failures, 5)))
                 if self._version is None and not self._stopped.is_set():
                     try:
-                        self._replace(*self._kube.list_pods(self._namespace, **self._selectors))
+                        self._replace(*self._kube.list_collection(self._path, **self._selectors))
                     except ApiError:
                         pass
+
+
+class PodWatcher(Watcher):
+    """The watcher of the pods of one namespace (+ selector)."""
+
+    noun = 'pod'
+
+    def __init__(self, kube, namespace, label_selector=None, field_selector=None, clock=time.monotonic):
+        super().__init__(kube, Kube.pod_path(namespace), label_selector, field_selector, clock)

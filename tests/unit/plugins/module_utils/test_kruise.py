@@ -101,7 +101,13 @@ class FakeKube(object):
         self.created.append(created)
         return created
 
-    def stream(self, path, query):
+    def list_collection(self, path, label_selector=None, field_selector=None):
+        answer = self.request('GET', path, {'labelSelector': label_selector, 'fieldSelector': field_selector})
+        return answer['items'], answer['metadata']['resourceVersion']
+
+    def watch_collection(self, path, resource_version, label_selector=None, field_selector=None, timeout_seconds=60):
+        assert path == '/apis/apps.kruise.io/v1alpha1/namespaces/shop/containerrecreaterequests'
+        assert label_selector.startswith('inplace.k8s/recreate-run=')
         import time
         time.sleep(0.05)
         return iter(())

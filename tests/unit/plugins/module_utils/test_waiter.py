@@ -21,7 +21,7 @@ def version(pod, rv):
 
 
 class StreamingKube(object):
-    """list_pods returns the initial pods; watch_pods yields events pushed by the test."""
+    """list_collection returns the initial pods; watch_collection yields events pushed by the test."""
 
     def __init__(self, pods):
         self.pods = pods
@@ -30,7 +30,8 @@ class StreamingKube(object):
         self.watches = []
         self.lists = 0
 
-    def list_pods(self, namespace, label_selector=None, field_selector=None):
+    def list_collection(self, path, label_selector=None, field_selector=None):
+        assert path == '/api/v1/namespaces/shop/pods'
         self.lists += 1
         return copy.deepcopy(self.pods), '100'
 
@@ -39,8 +40,8 @@ class StreamingKube(object):
             self.events.append({'type': kind, 'object': obj})
             self.ready.notify_all()
 
-    def watch_pods(self, namespace, resource_version, label_selector=None, field_selector=None,
-                   timeout_seconds=60):
+    def watch_collection(self, path, resource_version, label_selector=None, field_selector=None,
+                         timeout_seconds=60):
         self.watches.append(resource_version)
         while True:
             with self.ready:
