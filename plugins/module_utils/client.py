@@ -166,9 +166,14 @@ class Kube:
         self.reached = False  # an answer came from the server once: connection errors are then transient
 
     @classmethod
-    def from_params(cls, params, pool_size=10):
-        return cls(configuration_from_params(params), pool_size,
-                   params.get('impersonate_user'), params.get('impersonate_groups'))
+    def connect(cls, connection, pool_size=10):
+        """The client of an options.Connection."""
+        return cls(configuration_from_params(connection.settings()), pool_size,
+                   connection.impersonate_user, connection.impersonate_groups)
+
+    @property
+    def impersonating(self):
+        return 'Impersonate-User' in self._headers or bool(self._groups)
 
     def _open(self, method, path, query=None, body=None, content_type=None, timeout=REQUEST_TIMEOUT):
         headers = dict(self._headers)

@@ -104,9 +104,9 @@ class CriClient:
         return self.endpoint or '%s default endpoint' % self.command
 
 
-def client_from_params(params, run_command):
-    return CriClient(params.get('cri_client') or CRICTL, params.get('cri_command'), params.get('cri_endpoint'),
-                     run_command)
+def client_for(strategy, run_command):
+    """The CriClient of an options.Strategy."""
+    return CriClient(strategy.cri_client or CRICTL, strategy.cri_command, strategy.cri_endpoint, run_command)
 
 
 def find_row(rows, container_id):

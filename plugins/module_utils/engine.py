@@ -42,17 +42,6 @@ Options = namedtuple('Options', 'check_mode wait wait_timeout max_concurrency re
 Options.__new__.__defaults__ = (False,)
 
 
-def options_from_params(params, check_mode):
-    """Options from module params (shared specs + on_failure)."""
-    return Options(
-        check_mode=check_mode, wait=params.get('wait', True), wait_timeout=params.get('wait_timeout', 300),
-        max_concurrency=max(1, params.get('max_concurrency') or 1), readiness_gate=params.get('readiness_gate'),
-        drain_seconds=params.get('drain_seconds') or 0, require_readiness_gate=params.get('require_readiness_gate'),
-        gate_on_failure=params.get('readiness_gate_on_failure') or 'restore_if_healthy',
-        on_failure=params.get('on_failure') or 'stop', min_ready_seconds=params.get('min_ready_seconds') or 0,
-        force_takeover=bool(params.get('force_takeover')))
-
-
 class ConcurrentChange(InplaceError):
     """What this plan was about changed after it was made: another writer is at work."""
 
@@ -160,6 +149,13 @@ class Operation:
     def describe(self, cplan, before_info, after_info):
         """Extra per-container result fields (for example old_image / new_image)."""
         return {}
+
+    def report(self, failed=False):
+        """Extra fields of the whole result (``failed``: of the details of OperationFailed)."""
+        return {}
+
+    def close(self):
+        """Release what the operation holds (watches) once the run is over."""
 
     def admitted(self, kube, written, pod_plan, rec):
         """After write(): ``written`` is the pod as the server stored it, which admission may have made

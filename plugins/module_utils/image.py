@@ -136,5 +136,10 @@ class ImageOperation(Operation):
                 'running_image': status.get('image'), 'image_id': status.get('imageID')}
 
 
+def build(kube, task, warn=None, run_command=None):
+    """The operation of an options.ImageChange (runner.build)."""
+    return ImageOperation(task.change.containers), task
+
+
 def _pairs(images):
     return ', '.join('%s=%s' % item for item in sorted(images.items()))

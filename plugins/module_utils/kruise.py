@@ -38,17 +38,17 @@ KruiseOptions = namedtuple('KruiseOptions', 'ordered min_started_seconds unready
                                             'ttl_seconds_after_finished termination_grace_period_seconds')
 
 
-def options_from_params(params):
-    """KruiseOptions from the module's params: ``ordered`` -> orderedRecreate, ``min_ready_seconds``
-    (alias ``min_started_seconds``) -> minStartedSeconds, ``drain_seconds`` with ``readiness_gate=KruisePodReady`` ->
-    unreadyGracePeriodSeconds, ``wait_timeout`` -> activeDeadlineSeconds."""
-    drain = params.get('drain_seconds') or 0
+def options_for(ordered, wait, drain, strategy):
+    """KruiseOptions from the task's options (options.Wait, Drain, Strategy): ``ordered`` -> orderedRecreate,
+    ``min_ready_seconds`` (alias ``min_started_seconds``) -> minStartedSeconds, ``drain_seconds`` with
+    ``readiness_gate=KruisePodReady`` -> unreadyGracePeriodSeconds, ``wait_timeout`` -> activeDeadlineSeconds."""
+    seconds = drain.seconds or 0
     return KruiseOptions(
-        ordered=bool(params.get('ordered')), min_started_seconds=params.get('min_ready_seconds') or 0,
-        unready_grace_seconds=drain if params.get('readiness_gate') == POD_READY_GATE and drain > 0 else None,
-        active_deadline_seconds=params.get('wait_timeout') or 300,
-        ttl_seconds_after_finished=params.get('kruise_ttl_seconds_after_finished'),
-        termination_grace_period_seconds=params.get('kruise_termination_grace_period_seconds'))
+        ordered=bool(ordered), min_started_seconds=wait.min_ready_seconds or 0,
+        unready_grace_seconds=seconds if drain.readiness_gate == POD_READY_GATE and seconds > 0 else None,
+        active_deadline_seconds=wait.timeout or 300,
+        ttl_seconds_after_finished=strategy.kruise_ttl_seconds_after_finished,
+        termination_grace_period_seconds=strategy.kruise_termination_grace_period_seconds)
 
 
 def collection_path(namespace):
@@ -140,6 +140,10 @@ class KruiseStrategy(restart.Strategy):
         self.run_id = uuid.uuid4().hex[:16]
         self._watch = None
         self._lock = threading.Lock()
+
+    def drains_itself(self, drain):
+        """kruise-daemon drains the pod through its own gate (unreadyGracePeriodSeconds)."""
+        return drain.readiness_gate == POD_READY_GATE
 
     def refusal(self, pod, info):
         if info.kind != podstate.CONTAINER:

@@ -52,11 +52,12 @@ def build_command(signal=DEFAULT_SIGNAL, command=None):
     return ['kill', '-%s' % signal_name(signal or DEFAULT_SIGNAL), '1']
 
 
-def command_from_params(params):
-    if params.get('impersonate_user') or params.get('impersonate_groups'):
+def command_for(kube, signal=None, command=None):
+    """build_command() for ``kube``, which must not impersonate."""
+    if kube.impersonating:
         raise ValidationError('strategy exec cannot impersonate: the kubernetes client opens pods/exec websockets '
                               'with the authorization header only; drop impersonate_user/impersonate_groups')
-    return build_command(params.get('exec_signal'), params.get('exec_command'))
+    return build_command(signal, command)
 
 
 def signals_pid1(command):

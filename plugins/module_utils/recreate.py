@@ -20,10 +20,8 @@ import time
 from collections import namedtuple
 
 from ansible_collections.inplace.k8s.plugins.module_utils import cri, imageref, kruise, plan, podexec, podstate, restart
-from ansible_collections.inplace.k8s.plugins.module_utils import runner
-from ansible_collections.inplace.k8s.plugins.module_utils.client import Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.engine import Operation
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import OperationFailed, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
 
 STRATEGIES = ('auto', 'kruise', 'image_reference', 'exec', 'cri')
 
@@ -198,24 +196,27 @@ class RecreateOperation(Operation):
             result.update(self.strategy.describe(cplan, tracked[0]))
         return result
 
+    def report(self, failed=False):
+        return {'strategy': self.strategy.name}
+
     def close(self):
         self.strategy.close()
 
 
-# --------------------------------------------------------------------------- from module params
+# --------------------------------------------------------------------------- from the task's options
 
-def settings_from_params(params):
-    """Settings; raise ValidationError for values argument_spec cannot check."""
-    after = params.get('restarted_after')
+def settings_of(change, wait):
+    """Settings of an options.RestartChange; raise ValidationError for values argument_spec cannot check."""
+    after = change.restarted_after
     if after:
         try:
             after = restart.parse_time(after)
         except ValueError:
             raise ValidationError('restarted_after: %r is not an ISO 8601 timestamp (for example '
-                                  '2026-01-31T12:00:00Z)' % params['restarted_after'])
-    if (params.get('min_ready_seconds') or 0) < 0:
+                                  '2026-01-31T12:00:00Z)' % change.restarted_after)
+    if (wait.min_ready_seconds or 0) < 0:
         raise ValidationError('min_ready_seconds (min_started_seconds) must not be negative')
-    return Settings(containers=params.get('containers') or None, ordered=bool(params.get('ordered')),
+    return Settings(containers=change.containers or None, ordered=bool(change.ordered),
                     restarted_after=after or None)
 
 
@@ -226,43 +227,30 @@ def resolve_strategy(kube, name):
     return 'kruise' if kruise.served(kube) else imageref.STRATEGY
 
 
-def build_strategy(name, params, kube, run_command):
+def build_strategy(name, task, kube, run_command):
+    options = task.change.strategy
     if name == 'kruise':
         if not kruise.served(kube):
             raise ValidationError('strategy kruise: the API %s (ContainerRecreateRequest) is not served by this '
                                   'cluster; install OpenKruise or choose another strategy' % kruise.API_VERSION)
-        return kruise.KruiseStrategy(kube, params['namespace'], kruise.options_from_params(params))
+        return kruise.KruiseStrategy(kube, task.target.namespace,
+                                     kruise.options_for(task.change.ordered, task.wait, task.drain, options))
     if name == 'exec':
-        return podexec.ExecStrategy(kube, podexec.command_from_params(params))
+        return podexec.ExecStrategy(kube, podexec.command_for(kube, options.exec_signal, options.exec_command))
     if name == 'cri':
-        return cri.CriStrategy(cri.client_from_params(params, run_command))
+        return cri.CriStrategy(cri.client_for(options, run_command))
     return imageref.ImageReferenceStrategy()
 
 
-def execute(kube, params, check_mode=False, diff=False, warn=None, run_command=None):
-    """container_recreate's work without an AnsibleModule (``params``: its options; ``run_command``: how
-    strategy cri runs crictl, AnsibleModule.run_command's signature): the result dict (raises
-    InplaceError subclasses)."""
-    settings = settings_from_params(params)
-    name = resolve_strategy(kube, params.get('strategy') or 'auto')
-    if settings.ordered and not params.get('wait', True) and name != 'kruise':
+def build(kube, task, warn=None, run_command=None):
+    """The operation of an options.RestartChange (runner.build) and the task it runs with: a strategy
+    that drains the pod itself runs without the engine's drain (a copy of the task; ``run_command``: how
+    strategy cri runs crictl, AnsibleModule.run_command's signature)."""
+    settings = settings_of(task.change, task.wait)
+    name = resolve_strategy(kube, task.change.strategy.name or 'auto')
+    if settings.ordered and not task.wait.enabled and name != 'kruise':
         raise ValidationError('ordered needs wait=true: each container must be ready before the next restarts')
-    operation = RecreateOperation(build_strategy(name, params, kube, run_command), settings)
-    if name == 'kruise' and params.get('readiness_gate') == kruise.POD_READY_GATE:
-        params['readiness_gate'] = None   # OpenKruise drains through its own gate (unreadyGracePeriodSeconds)
-    try:
-        result = runner.run_operation(kube, params, operation, check_mode, diff, warn)
-    except OperationFailed as exc:
-        exc.details['strategy'] = name
-        raise
-    finally:
-        operation.close()
-    result['strategy'] = name
-    return result
-
-
-def run(module, kube=None):
-    """The container_recreate task: execute() with the module's params."""
-    params = module.params
-    kube = kube or Kube.from_params(params, pool_size=params['max_concurrency'])
-    return execute(kube, params, module.check_mode, module._diff, module.warn, module.run_command)
+    operation = RecreateOperation(build_strategy(name, task, kube, run_command), settings)
+    if operation.strategy.drains_itself(task.drain):
+        task = task._replace(drain=task.drain._replace(readiness_gate=None))
+    return operation, task

@@ -21,7 +21,7 @@ in an ordinary pod patch, together with the record. Below 1.27 resize is not sup
 
 import re
 
-from ansible_collections.inplace.k8s.plugins.module_utils import plan, podstate, record, resources, runner
+from ansible_collections.inplace.k8s.plugins.module_utils import plan, podstate, record, resources
 from ansible_collections.inplace.k8s.plugins.module_utils.client import JSON_PATCH, Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.engine import Operation
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
@@ -286,6 +286,11 @@ class ResizeOperation(Operation):
         return {name: snap['resources'] for name, snap in (rec.get('before') or {}).items()
                 if name in target and snap.get('resources') is not None}
 
+    def report(self, failed=False):
+        if failed:
+            return {}
+        return {'method': self.method, 'server_version': version_text(self.version)}
+
     def describe(self, cplan, before_info, after_info):
         current, desired = cplan.current or resources.empty(), cplan.desired or resources.empty()
         restart = resources.restarting(before_info.spec, current, desired) if before_info else []
@@ -299,21 +304,11 @@ class ResizeOperation(Operation):
         }
 
 
-def execute(kube, params, check_mode=False, diff=False, warn=None):
-    """inplace_resize's work without an AnsibleModule (``params``: its options): read the server version,
-    build the operation, run it (runner.run_operation)."""
-    warn = warn or (lambda message: None)
-    operation = ResizeOperation(params['containers'], params.get('allow_restart', True), server_version(kube))
+def build(kube, task, warn, run_command=None):
+    """The operation of an options.ResizeChange (runner.build): the server's version decides how
+    resources are written."""
+    change = task.change
+    operation = ResizeOperation(change.containers, change.allow_restart, server_version(kube))
     if operation.fallback_note:
         warn(operation.fallback_note)
-    result = runner.run_operation(kube, params, operation, check_mode, diff, warn)
-    result['method'] = operation.method
-    result['server_version'] = version_text(operation.version)
-    return result
-
-
-def run(module):
-    """inplace_resize: execute() with the module's params."""
-    params = module.params
-    kube = Kube.from_params(params, pool_size=params['max_concurrency'])
-    return execute(kube, params, module.check_mode, module._diff, module.warn)
+    return operation, task

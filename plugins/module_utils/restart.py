@@ -39,6 +39,11 @@ class Strategy:
         """Why this strategy cannot restart the container of this pod, or None."""
         return None
 
+    def drains_itself(self, drain):
+        """Does the strategy drain the pod itself with these options (options.Drain)? The engine then
+        does not."""
+        return False
+
     def act(self, kube, pod, cplans, tracked):
         """Restart the containers of ``cplans``; ``tracked`` {name: Tracked} keeps details. The pod after."""
         raise NotImplementedError

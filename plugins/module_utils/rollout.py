@@ -26,12 +26,13 @@ import difflib
 import json
 import time
 
-from ansible_collections.inplace.k8s.plugins.module_utils import (
-    batching, engine, imageref, plan, podstate, record, recreate, resize, runner,
-)
+from ansible_collections.inplace.k8s.plugins.module_utils import batching, engine, imageref, plan, podstate, record, runner
 from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation, validate_images
+from ansible_collections.inplace.k8s.plugins.module_utils.options import (
+    Drain, ImageChange, ResizeChange, RestartChange, Strategy, Target, Task, Wait,
+)
 from ansible_collections.inplace.k8s.plugins.module_utils.resize import ResizeOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.workload import (
     DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK, Workload, change_ops, pod_converged, pod_matches,
@@ -413,34 +414,30 @@ class Rollout:
         return out
 
     def _change(self, names):
-        """The in-place change(s) of the batch with the pod modules' operations and options (as the role
-        passed them to inplace_image, inplace_resize, container_recreate): {images|resources|restart:
-        that module's result, with failed and msg when it failed}. Resources only after images succeeded."""
-        common = {'namespace': self.params['namespace'], 'names': list(names), 'max_concurrency': len(names),
-                  'wait_timeout': self.params['wait_timeout'], 'readiness_gate': self.params.get('readiness_gate'),
-                  'drain_seconds': self.params.get('drain_seconds') or 0,
-                  'min_ready_seconds': self.params.get('min_ready_seconds') or 0,
-                  'force_takeover': bool(self.params.get('force_takeover'))}
+        """The in-place change(s) of the batch with the pod modules' operations (runner.run), their options
+        built here as the role passed them to inplace_image, inplace_resize, container_recreate: {images|resources|
+        restart: that module's result, with failed and msg when it failed}. Resources only after images succeeded."""
+        target = Target(namespace=self.params['namespace'], names=tuple(names), max_concurrency=len(names),
+                        force_takeover=bool(self.params.get('force_takeover')))
+        wait = Wait(timeout=self.params['wait_timeout'], min_ready_seconds=self.params.get('min_ready_seconds') or 0)
+        drain = Drain(readiness_gate=self.params.get('readiness_gate'), seconds=self.params.get('drain_seconds') or 0)
         changes = {}
         warn = self.warnings.append
+
+        def run(change, wait=wait):
+            return _outcome(lambda: runner.run(Task(target, change, wait, drain), self.kube, self.check_mode, self.diff,
+                                               warn, self.run_command))
         if self.restart:
-            params = dict(common, containers=self.restart, strategy=self.params.get('restart_strategy') or 'auto',
-                          impersonate_user=self.params.get('impersonate_user'),
-                          impersonate_groups=self.params.get('impersonate_groups'))
-            changes['restart'] = _outcome(lambda: recreate.execute(
-                self.kube, params, self.check_mode, self.diff, warn, self.run_command))
+            changes['restart'] = run(RestartChange(
+                containers=list(self.restart), strategy=Strategy(name=self.params.get('restart_strategy') or 'auto')))
         on_failure = self.params.get('on_failure') or 'stop'
         if self.images:
-            params = dict(common, containers=self.images, on_failure=on_failure)
-            changes['images'] = _outcome(lambda: runner.run_operation(
-                self.kube, params, ImageOperation(self.images), self.check_mode, self.diff, warn))
+            changes['images'] = run(ImageChange(self.images, on_failure=on_failure))
         if self.resources and not changes.get('images', {}).get('failed'):
             # After an image change the pods were held min_ready_seconds already; later crashes are
             # caught by the watch of the verified pods.
-            params = dict(common, containers=self.resources, on_failure=on_failure,
-                          min_ready_seconds=0 if self.images else common['min_ready_seconds'])
-            changes['resources'] = _outcome(lambda: resize.execute(self.kube, params, self.check_mode, self.diff,
-                                                                   warn))
+            changes['resources'] = run(ResizeChange(self.resources, on_failure=on_failure),
+                                       wait=wait._replace(min_ready_seconds=0) if self.images else wait)
         return changes
 
     def _current_target(self):

@@ -2,10 +2,14 @@
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""From module parameters to a finished run: connect, select the pods, watch them, execute one
-operation with the engine, and shape what the module returns. Every module's main() builds its
-AnsibleModule and hands the rest to execute(); the pod modules' work is run(), whose core,
-run_operation(), needs no AnsibleModule (the rollout's batch step runs the operations with it)."""
+"""One way to run a pod operation, above all of them: options -> connection, pod selection, watch,
+the engine with the operation (image, resize or recreate), and the result a module returns.
+
+A pod module's main() builds its AnsibleModule and hands the rest to execute() with
+``lambda: run_module(module, ImageChange)`` (or ResizeChange, RestartChange): the module's params are
+parsed once, there, into an options.Task. run() needs no AnsibleModule: the rollout's batch step builds
+its Task directly and runs the operations in-process with its own client.
+"""
 
 from ansible.module_utils.basic import missing_required_lib
 
@@ -14,6 +18,9 @@ from ansible_collections.inplace.k8s.plugins.module_utils.args import protect_se
 from ansible_collections.inplace.k8s.plugins.module_utils.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
     InplaceError, NoMatchError, OperationFailed, ValidationError,
+)
+from ansible_collections.inplace.k8s.plugins.module_utils.options import (
+    Connection, ImageChange, ResizeChange, RestartChange, Task,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.waiter import PodWatcher
 
@@ -34,14 +41,14 @@ def execute(module, work):
     module.exit_json(**result)
 
 
-def check_options(params):
+def check_options(task):
     """Option combinations that argument_spec cannot express."""
-    if params.get('readiness_gate') and not params.get('wait', True):
+    if task.drain.readiness_gate and not task.wait.enabled:
         raise ValidationError('readiness_gate needs wait=true: the gate is set True again only after '
                               'the change is verified')
-    if params.get('max_concurrency', 1) < 1:
+    if task.target.max_concurrency < 1:
         raise ValidationError('max_concurrency must be at least 1')
-    if params.get('wait_timeout', 1) < 1 or params.get('drain_seconds', 0) < 0:
+    if task.wait.timeout < 1 or task.drain.seconds < 0:
         raise ValidationError('wait_timeout must be positive and drain_seconds not negative')
 
 
@@ -50,41 +57,96 @@ def empty_result():
             'diff': {'before': {}, 'after': {}}}
 
 
-def run(module, operation, kube=None):
-    """The pod modules' work: run_operation() with the module's params, check and diff mode; its
-    warnings go to module.warn."""
-    params = module.params
-    kube = kube or Kube.from_params(params, pool_size=params['max_concurrency'])
-    return run_operation(kube, params, operation, module.check_mode, module._diff, module.warn)
+def engine_options(task, check_mode):
+    """What the engine needs of a task."""
+    return engine.Options(
+        check_mode=check_mode, wait=task.wait.enabled, wait_timeout=task.wait.timeout,
+        max_concurrency=max(1, task.target.max_concurrency or 1), readiness_gate=task.drain.readiness_gate,
+        drain_seconds=task.drain.seconds, require_readiness_gate=task.drain.required,
+        gate_on_failure=task.drain.on_failure, on_failure=task.change.on_failure,
+        min_ready_seconds=task.wait.min_ready_seconds, force_takeover=task.target.force_takeover)
 
 
-def run_operation(kube, params, operation, check_mode=False, diff=False, warn=None):
-    """Execute ``operation`` on the pods that ``params`` (the pod modules' options: args.TARGET_ARG_SPEC,
-    WAIT_ARG_SPEC, DRAIN_ARG_SPEC, on_failure) target; the result dict (``diff`` only with ``diff``).
+def connect(task):
+    """The client of a module's task (its connection options, a pool sized for its concurrency)."""
+    return Kube.connect(task.connection, pool_size=task.target.max_concurrency)
+
+
+def client(params, pool_size=10):
+    """The client of a module that runs no pod operation (its connection options parsed here)."""
+    return Kube.connect(Connection.from_params(params), pool_size)
+
+
+def run_module(module, change):
+    """A pod module's work: its params parsed once into a Task (``change``: the options class of its
+    change), then run() with check and diff mode; warnings go to module.warn."""
+    task = Task.from_params(module.params, change)
+    return run(task, check_mode=module.check_mode, diff=module._diff, warn=module.warn,
+               run_command=module.run_command)
+
+
+def run(task, kube=None, check_mode=False, diff=False, warn=None, run_command=None):
+    """Run the operation of ``task`` (options.Task) on its pods: the result dict (``diff`` only with
+    ``diff``). ``kube``: the client (default: one from task.connection); ``run_command``: how strategy cri
+    runs crictl (AnsibleModule.run_command's signature).
 
     Raises NoMatchError, ValidationError (nothing written) or OperationFailed (with the result).
     Warnings go to ``warn(message)``.
     """
     warn = warn or (lambda message: None)
-    check_options(params)
-    pods, version, missing = targets.select_pods(kube, params)
+    kube = kube or connect(task)
+    operation, task = build(kube, task, warn, run_command)
+    try:
+        result = execute_operation(kube, task, operation, check_mode, diff, warn)
+    except OperationFailed as exc:
+        exc.details.update(operation.report(failed=True))
+        raise
+    finally:
+        operation.close()
+    result.update(operation.report())
+    return result
+
+
+def build(kube, task, warn, run_command=None):
+    """(the operation of task.change, the task it runs with): the operation's module builds it with
+    build(kube, task, warn, run_command), and returns a copy of the task when the operation needs other
+    options (the caller's task is never changed). Each operation module is imported when its change
+    runs, so that a module starts up with only its own (Ansible packs imports in functions too)."""
+    change = task.change
+    if isinstance(change, ImageChange):
+        from ansible_collections.inplace.k8s.plugins.module_utils import image as operation
+    elif isinstance(change, ResizeChange):
+        from ansible_collections.inplace.k8s.plugins.module_utils import resize as operation
+    elif isinstance(change, RestartChange):
+        from ansible_collections.inplace.k8s.plugins.module_utils import recreate as operation
+    else:
+        raise ValidationError('unknown change: %r' % (change,))
+    return operation.build(kube, task, warn, run_command)
+
+
+def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=None):
+    """Execute ``operation`` on the pods that ``task`` targets."""
+    warn = warn or (lambda message: None)
+    check_options(task)
+    target = task.target
+    pods, version, missing = targets.select_pods(kube, target)
     if missing:
-        warn('pod(s) not found in namespace %s: %s' % (params['namespace'], ', '.join(missing)))
+        warn('pod(s) not found in namespace %s: %s' % (target.namespace, ', '.join(missing)))
     if not pods:
-        targets.require_namespace(kube, params['namespace'], **empty_result())
-        message = 'no pod matched in namespace %s%s' % (params['namespace'], ' (not found: %s)' % ', '.join(missing)
+        targets.require_namespace(kube, target.namespace, **empty_result())
+        message = 'no pod matched in namespace %s%s' % (target.namespace, ' (not found: %s)' % ', '.join(missing)
                                                         if missing else '')
-        if params.get('fail_on_no_match'):
+        if target.fail_on_no_match:
             raise NoMatchError(message, **empty_result())
         warn(message)
         return empty_result()
-    options = engine.options_from_params(params, check_mode)
+    options = engine_options(task, check_mode)
     watch = not check_mode and bool(options.wait or options.readiness_gate)
-    access.require(kube, params['namespace'], access.needed(operation, check_mode, watch, options.readiness_gate))
+    access.require(kube, target.namespace, access.needed(operation, check_mode, watch, options.readiness_gate))
     watcher = None
     if watch:
-        labels, fields = targets.selectors(params)
-        watcher = PodWatcher(kube, params['namespace'], labels, fields).start(pods, version)
+        labels, fields = target.selectors()
+        watcher = PodWatcher(kube, target.namespace, labels, fields).start(pods, version)
     runner = engine.Engine(kube, operation, options, watcher)
     try:
         result = runner.run(pods)
@@ -95,7 +157,7 @@ def run_operation(kube, params, operation, check_mode=False, diff=False, warn=No
         warn(warning)
     if not diff:
         result.pop('diff')
-    failing = engine.ERROR_STATUSES + (() if params.get('continue_on_error') else (engine.REFUSED,))
+    failing = engine.ERROR_STATUSES + (() if target.continue_on_error else (engine.REFUSED,))
     failed = [p for p in result['pods'] if p['status'] in failing]
     if failed:
         raise OperationFailed('%d of %d pod(s) failed: %s' % (len(failed), len(result['pods']), '; '.join(

@@ -2,7 +2,8 @@
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""Which pods a task targets (args.TARGET_ARG_SPEC): one name, several names, or selectors."""
+"""Which pods a task targets (options.Target: one name, several names, or selectors), and whether its
+namespace exists."""
 
 from urllib.parse import quote
 
@@ -22,27 +23,11 @@ def require_namespace(kube, namespace, **details):
         return
 
 
-def selectors(params):
-    """(label_selector, field_selector) strings for the API: the same for the list and the watch."""
-    labels = ','.join(params.get('label_selectors') or []) or None
-    fields = list(params.get('field_selectors') or [])
-    names = names_of(params)
-    if len(names) == 1:
-        fields.append('metadata.name=%s' % names[0])
-    return labels, ','.join(fields) or None
-
-
-def names_of(params):
-    if params.get('name'):
-        return [params['name']]
-    return list(params.get('names') or [])
-
-
-def select_pods(kube, params):
-    """(pods sorted by name, list resourceVersion, names asked for but not found)."""
-    labels, fields = selectors(params)
-    pods, version = kube.list_pods(params['namespace'], labels, fields)
-    names = names_of(params)
+def select_pods(kube, target):
+    """(pods sorted by name, list resourceVersion, names asked for but not found) of an options.Target."""
+    labels, fields = target.selectors()
+    pods, version = kube.list_pods(target.namespace, labels, fields)
+    names = target.pod_names()
     if names:
         pods = [p for p in pods if p['metadata']['name'] in names]
     found = set(p['metadata']['name'] for p in pods)

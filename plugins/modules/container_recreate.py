@@ -333,6 +333,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils import cri, recreate, 
 from ansible_collections.inplace.k8s.plugins.module_utils.args import (
     AUTH_ARG_SPEC, DRAIN_ARG_SPEC, TARGET_ARG_SPEC, TARGET_CONSTRAINTS, WAIT_ARG_SPEC, argument_spec,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.options import RestartChange
 
 MODULE_ARGS = {
     'containers': {'type': 'list', 'elements': 'str'},
@@ -354,7 +355,7 @@ def main():
     module = AnsibleModule(
         argument_spec=argument_spec(AUTH_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, DRAIN_ARG_SPEC, **MODULE_ARGS),
         supports_check_mode=True, **TARGET_CONSTRAINTS)
-    runner.execute(module, lambda: recreate.run(module))
+    runner.execute(module, lambda: runner.run_module(module, RestartChange))
 
 
 if __name__ == '__main__':

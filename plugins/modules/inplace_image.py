@@ -270,7 +270,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import (
     AUTH_ARG_SPEC, DRAIN_ARG_SPEC, TARGET_ARG_SPEC, TARGET_CONSTRAINTS, WAIT_ARG_SPEC, argument_spec,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.options import ImageChange
 
 MODULE_ARGS = {
     'containers': {'type': 'dict', 'required': True},
@@ -282,7 +282,7 @@ def main():
     module = AnsibleModule(
         argument_spec=argument_spec(AUTH_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, DRAIN_ARG_SPEC, **MODULE_ARGS),
         supports_check_mode=True, **TARGET_CONSTRAINTS)
-    runner.execute(module, lambda: runner.run(module, ImageOperation(module.params['containers'])))
+    runner.execute(module, lambda: runner.run_module(module, ImageChange))
 
 
 if __name__ == '__main__':

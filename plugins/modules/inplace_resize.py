@@ -270,10 +270,11 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inplace.k8s.plugins.module_utils import resize, runner
+from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import (
     AUTH_ARG_SPEC, DRAIN_ARG_SPEC, TARGET_ARG_SPEC, TARGET_CONSTRAINTS, WAIT_ARG_SPEC, argument_spec,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.options import ResizeChange
 
 MODULE_ARGS = {
     'containers': {'type': 'dict', 'required': True},
@@ -286,7 +287,7 @@ def main():
     module = AnsibleModule(
         argument_spec=argument_spec(AUTH_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, DRAIN_ARG_SPEC, **MODULE_ARGS),
         supports_check_mode=True, **TARGET_CONSTRAINTS)
-    runner.execute(module, lambda: resize.run(module))
+    runner.execute(module, lambda: runner.run_module(module, ResizeChange))
 
 
 if __name__ == '__main__':

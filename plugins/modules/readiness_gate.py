@@ -228,7 +228,6 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inplace.k8s.plugins.module_utils import gates, runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, argument_spec
-from ansible_collections.inplace.k8s.plugins.module_utils.client import Kube
 
 MODULE_ARGS = {
     'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent', 'healed']},
@@ -251,7 +250,7 @@ def main():
         argument_spec=argument_spec(AUTH_ARG_SPEC, **MODULE_ARGS), supports_check_mode=True,
         mutually_exclusive=[('namespaces', 'namespace_selector'), ('kind', 'label_selectors')],
         required_together=[('kind', 'name')], required_if=[('state', 'healed', ['namespace'])])
-    runner.execute(module, lambda: gates.run(Kube.from_params(module.params), module.params, module.check_mode,
+    runner.execute(module, lambda: gates.run(runner.client(module.params), module.params, module.check_mode,
                                              module._diff))
 
 

@@ -339,7 +339,6 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, argument_spec
-from ansible_collections.inplace.k8s.plugins.module_utils.client import Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.recreate import STRATEGIES
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import Rollout
 
@@ -382,7 +381,7 @@ def main():
                            required_together=[('kind', 'name')], required_one_of=[('kind', 'label_selectors')])
     params = module.params
     runner.execute(module, lambda: Rollout(
-        Kube.from_params(params, pool_size=max(10, len(params['names'] or []))), params, module.check_mode,
+        runner.client(params, pool_size=max(10, len(params['names'] or []))), params, module.check_mode,
         diff=module._diff, run_command=module.run_command).run())
 
 

@@ -5,6 +5,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.inplace.k8s.plugins.module_utils import kruise
+from ansible_collections.inplace.k8s.plugins.module_utils.options import Drain, Strategy, Wait
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import NotFoundError
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
 
@@ -17,9 +18,15 @@ def params(**changes):
     return values
 
 
+def options(values):
+    """KruiseOptions from container_recreate's options."""
+    return kruise.options_for(values['ordered'], Wait.from_params(values), Drain.from_params(values),
+                              Strategy.from_params(values))
+
+
 def test_request_body_maps_every_option():
     pod = load('pod_web.json')
-    body = kruise.request_body(pod, ['metrics', 'app'], kruise.options_from_params(params()), 'run1')
+    body = kruise.request_body(pod, ['metrics', 'app'], options(params()), 'run1')
     meta = pod['metadata']
     assert body['apiVersion'] == 'apps.kruise.io/v1alpha1' and body['kind'] == 'ContainerRecreateRequest'
     assert body['metadata']['generateName'] == meta['name'] + '-'
@@ -41,12 +48,12 @@ def test_request_body_maps_every_option():
 
 def test_request_body_drains_through_kruise_pod_ready_only():
     pod = load('pod_web.json')
-    gated = kruise.options_from_params(params(readiness_gate='KruisePodReady', kruise_termination_grace_period_seconds=7))
+    gated = options(params(readiness_gate='KruisePodReady', kruise_termination_grace_period_seconds=7))
     strategy = kruise.request_body(pod, ['app'], gated, 'r')['spec']['strategy']
     assert strategy['unreadyGracePeriodSeconds'] == 3 and strategy['terminationGracePeriodSeconds'] == 7
-    other_gate = kruise.options_from_params(params(readiness_gate='inplace.k8s/ready'))
+    other_gate = options(params(readiness_gate='inplace.k8s/ready'))
     assert 'unreadyGracePeriodSeconds' not in kruise.request_body(pod, ['app'], other_gate, 'r')['spec']['strategy']
-    default_ttl = kruise.options_from_params(params(kruise_ttl_seconds_after_finished=None))
+    default_ttl = options(params(kruise_ttl_seconds_after_finished=None))
     assert kruise.request_body(pod, ['app'], default_ttl, 'r')['spec']['ttlSecondsAfterFinished'] == 1800
 
 
@@ -118,7 +125,7 @@ def test_kruise_strategy_creates_one_request_and_follows_it():
     pod = load('pod_web.json')
     pod['metadata']['namespace'] = 'shop'
     kube = FakeKube()
-    strategy = kruise.KruiseStrategy(kube, 'shop', kruise.options_from_params(params()))
+    strategy = kruise.KruiseStrategy(kube, 'shop', options(params()))
 
     class Plan(object):
         def __init__(self, name):

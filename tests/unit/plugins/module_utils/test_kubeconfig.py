@@ -495,8 +495,8 @@ def test_common_kubeconfigs_never_import_kubernetes(tmp_path):
     script = textwrap.dedent('''\
         import sys
         from ansible_collections.inplace.k8s.plugins.modules import inplace_image, inplace_resize, container_recreate
-        from ansible_collections.inplace.k8s.plugins.module_utils import client
-        kube = client.Kube.from_params({'kubeconfig': %r})
+        from ansible_collections.inplace.k8s.plugins.module_utils import client, options
+        kube = client.Kube.connect(options.Connection(kubeconfig=%r))
         assert kube.host == %r, kube.host
         print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'kubernetes')))
     ''' % (path, SERVER)).replace('import sys', 'import json, sys')

@@ -31,9 +31,13 @@ def test_build_command_rejects_unknown_signals_and_keeps_a_custom_command():
     assert not podexec.signals_pid1(['/app/ctl', 'restart'])
 
 
-def test_command_from_params_refuses_impersonation():
+def test_command_for_refuses_impersonation():
+    class Impersonating(object):
+        impersonating = True
     with pytest.raises(ValidationError, match='impersonate'):
-        podexec.command_from_params({'impersonate_user': 'bob', 'exec_signal': 'TERM'})
+        podexec.command_for(Impersonating(), 'TERM')
+    Impersonating.impersonating = False
+    assert podexec.command_for(Impersonating(), 'HUP') == ['kill', '-HUP', '1']
 
 
 def failure(code, message='', stderr=''):

@@ -11,6 +11,7 @@ import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils import engine, imageref, plan, record, recreate, restart
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.options import RestartChange, Target, Task, Wait
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load, spec_of, status_of
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_engine import options
@@ -93,12 +94,14 @@ def test_sidecars_keep_restart_policy_always():
     assert recreate.decide(pod, 'log-agent', settings(), Recording()).action == plan.UPDATE
 
 
-def test_settings_from_params():
-    parsed = recreate.settings_from_params({'restarted_after': '2026-01-31T12:00:00+01:00', 'containers': ['a']})
+def test_settings_of():
+    parsed = recreate.settings_of(RestartChange(['a'], restarted_after='2026-01-31T12:00:00+01:00'), Wait())
     assert parsed.restarted_after.strftime('%Y-%m-%dT%H:%M:%SZ') == '2026-01-31T11:00:00Z'
     assert parsed.containers == ['a'] and not parsed.ordered
     with pytest.raises(ValidationError, match='ISO 8601'):
-        recreate.settings_from_params({'restarted_after': 'yesterday'})
+        recreate.settings_of(RestartChange(restarted_after='yesterday'), Wait())
+    with pytest.raises(ValidationError, match='must not be negative'):
+        recreate.settings_of(RestartChange(), Wait(min_ready_seconds=-1))
 
 
 # ---------------------------------------------------------------------------- through the engine
@@ -255,4 +258,4 @@ def test_auto_strategy():
     assert recreate.resolve_strategy(Served(False), 'auto') == 'image_reference'
     assert recreate.resolve_strategy(Served(True), 'cri') == 'cri'
     with pytest.raises(ValidationError, match='not served'):
-        recreate.build_strategy('kruise', {'namespace': 'x'}, Served(False), None)
+        recreate.build_strategy('kruise', Task(Target('x'), RestartChange()), Served(False), None)

@@ -13,7 +13,7 @@ import pytest
 from ansible_collections.inplace.k8s.plugins.module_utils import access, runner
 from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import NotFoundError, ValidationError, WaitTimeout
-from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.options import ImageChange, Target, Task
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import RESTART_ANNOTATION, Rollout
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import watch_failures as rollout_watch_failures
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
@@ -216,8 +216,8 @@ def test_bad_input(changes, message):
 def test_run_operation_needs_no_module():
     kube = Kube()
     warnings = []
-    result = runner.run_operation(kube, dict(params(), names=['web-0', 'web-9'], label_selectors=None,
-                                             max_concurrency=2), ImageOperation({'app': NEW}), warn=warnings.append)
+    task = Task(Target('shop', names=('web-0', 'web-9'), max_concurrency=2), ImageChange({'app': NEW}))
+    result = runner.run(task, kube, warn=warnings.append)
     assert [p['name'] for p in result['pods']] == ['web-0'] and 'diff' not in result
     assert warnings == ['pod(s) not found in namespace shop: web-9']
 

@@ -8,7 +8,10 @@ import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner, targets
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import NoMatchError, OperationFailed, ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import NotFoundError
+from ansible_collections.inplace.k8s.plugins.module_utils.options import (
+    Drain, ImageChange, ResizeChange, RestartChange, Strategy, Target, Task, Wait,
+)
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
 
@@ -28,31 +31,36 @@ class Module(object):
         self.warnings.append(message)
 
 
+def run(module, containers, kube):
+    """The module's work as run_module() does it, with a fake cluster."""
+    task = Task.from_params(dict(module.params, containers=containers), ImageChange)
+    return runner.run(task, kube, module.check_mode, module._diff, module.warn)
+
+
 def cluster():
     return FakeCluster([load('pod_web.json')])
 
 
 def test_no_match_is_ok_with_a_warning():
     module = Module(name='nothing')
-    result = runner.run(module, ImageOperation({'app': 'x:1'}), kube=cluster())
+    result = run(module, {'app': 'x:1'}, kube=cluster())
     assert result['changed'] is False and result['pods'] == [] and result['summary']['total'] == 0
     assert module.warnings == ['pod(s) not found in namespace shop: nothing', 'no pod matched in namespace shop (not found: nothing)']
 
 
 def test_no_match_can_fail():
     with pytest.raises(NoMatchError):
-        runner.run(Module(label_selectors=['app=none'], names=['x'], fail_on_no_match=True),
-                   ImageOperation({'app': 'x:1'}), kube=cluster())
+        run(Module(label_selectors=['app=none'], names=['x'], fail_on_no_match=True), {'app': 'x:1'}, kube=cluster())
 
 
 def test_check_mode_with_diff():
-    result = runner.run(Module(check_mode=True, diff=True, names=['web-0']),
-                        ImageOperation({'app': 'registry.example/app:2.0'}), kube=cluster())
+    result = run(Module(check_mode=True, diff=True, names=['web-0']), {'app': 'registry.example/app:2.0'},
+                 kube=cluster())
     assert result['changed'] and result['diff']['before'] == {'web-0': {'app': 'registry.example/app:1.0'}}
 
 
 def test_no_diff_key_without_diff_mode():
-    result = runner.run(Module(check_mode=True, name='web-0'), ImageOperation({'app': 'x:2'}), kube=cluster())
+    result = run(Module(check_mode=True, name='web-0'), {'app': 'x:2'}, kube=cluster())
     assert 'diff' not in result
 
 
@@ -63,7 +71,7 @@ def test_no_diff_key_without_diff_mode():
 ])
 def test_option_checks(params, message):
     with pytest.raises(ValidationError) as caught:
-        runner.check_options(Module(**params).params)
+        runner.check_options(Task.from_params(dict(Module(**params).params, containers={}), ImageChange))
     assert message in caught.value.msg
 
 
@@ -74,11 +82,11 @@ def test_option_checks(params, message):
     ({'label_selectors': ['app=web'], 'field_selectors': ['spec.nodeName=n1']}, ('app=web', 'spec.nodeName=n1')),
 ])
 def test_selectors(params, expected):
-    assert targets.selectors(params) == expected
+    assert Target.from_params(dict(params, namespace='shop')).selectors() == expected
 
 
 def test_select_pods_reports_missing_names():
-    pods, version, missing = targets.select_pods(cluster(), {'namespace': 'shop', 'names': ['web-0', 'web-9']})
+    pods, version, missing = targets.select_pods(cluster(), Target('shop', names=('web-0', 'web-9')))
     assert [p['metadata']['name'] for p in pods] == ['web-0'] and missing == ['web-9'] and version
 
 
@@ -87,7 +95,7 @@ def test_a_namespace_that_does_not_exist_is_named():
     kube.namespaces = {'other'}
     kube.pods = {}
     with pytest.raises(ValidationError) as caught:
-        runner.run(Module(name='web-0'), ImageOperation({'app': 'x:1'}), kube=kube)
+        run(Module(name='web-0'), {'app': 'x:1'}, kube=kube)
     assert 'namespace shop does not exist' in caught.value.msg
 
 
@@ -95,9 +103,64 @@ def test_a_refused_pod_fails_the_task_unless_continue_on_error():
     kube = cluster()
     kube.pods['web-0']['metadata']['deletionTimestamp'] = '2025-11-21T21:30:00Z'
     with pytest.raises(OperationFailed) as caught:
-        runner.run(Module(name='web-0', wait=False), ImageOperation({'app': 'registry.example/app:2.0'}), kube=kube)
+        run(Module(name='web-0', wait=False), {'app': 'registry.example/app:2.0'}, kube=kube)
     assert 'web-0: pod is terminating' in caught.value.msg
     assert caught.value.details['pods'][0]['status'] == 'refused'
-    result = runner.run(Module(name='web-0', wait=False, continue_on_error=True),
-                        ImageOperation({'app': 'registry.example/app:2.0'}), kube=kube)
+    result = run(Module(name='web-0', wait=False, continue_on_error=True), {'app': 'registry.example/app:2.0'},
+                 kube=kube)
     assert result['pods'][0]['status'] == 'refused' and result['changed'] is False
+
+
+class Versioned(FakeCluster):
+    """A cluster that answers /version and serves no ContainerRecreateRequest API."""
+
+    def request(self, method, path, query=None, body=None, content_type=None):
+        if path == '/version':
+            return {'major': '1', 'minor': '36'}
+        if path.startswith('/apis/apps.kruise.io'):
+            raise NotFoundError('not served', status=404)
+        return super(Versioned, self).request(method, path, query, body, content_type)
+
+
+def test_one_runner_runs_every_change_and_adds_what_the_operation_reports():
+    warnings = []
+    resized = runner.run(Task(Target('shop', name='web-0'), ResizeChange({'app': {'requests': {'cpu': '300m'}}}),
+                              Wait(enabled=False)), Versioned([load('pod_web.json')]), warn=warnings.append)
+    assert resized['method'] == 'pods/resize' and resized['server_version'] == '1.36' and not warnings
+    restarted = runner.run(Task(Target('shop', name='web-0'), RestartChange(['app'])), Versioned([load('pod_web.json')]),
+                           check_mode=True)
+    assert restarted['strategy'] == 'image_reference' and restarted['pods'][0]['status'] == 'would_update'
+    with pytest.raises(ValidationError, match='unknown change'):
+        runner.run(Task(Target('shop', name='web-0'), {'app': 'x:1'}), cluster())
+
+
+def test_a_strategy_that_drains_itself_runs_without_the_engines_drain_and_the_task_is_not_changed():
+    class Kruise(Versioned):
+        def request(self, method, path, query=None, body=None, content_type=None):
+            if path == '/apis/apps.kruise.io/v1alpha1':
+                return {'resources': [{'name': 'containerrecreaterequests'}]}
+            return super(Kruise, self).request(method, path, query, body, content_type)
+    task = Task(Target('shop', name='web-0'), RestartChange(['app'], strategy=Strategy('kruise')),
+                drain=Drain(readiness_gate='KruisePodReady', seconds=3))
+    operation, ran = runner.build(Kruise([load('pod_web.json')]), task, None)
+    assert ran.drain.readiness_gate is None and task.drain.readiness_gate == 'KruisePodReady'
+    assert operation.strategy.options.unready_grace_seconds == 3
+    other = Task(Target('shop', name='web-0'), RestartChange(['app'], strategy=Strategy('kruise')),
+                 drain=Drain(readiness_gate='inplace.k8s/ready'))
+    assert runner.build(Kruise([load('pod_web.json')]), other, None)[1] is other
+
+
+def test_run_module_parses_the_params_once():
+    module = Module(name='web-0', check_mode=True, containers={'app': 'registry.example/app:2.0'})
+    module.run_command = None
+    calls = []
+    original = runner.run
+    try:
+        runner.run = lambda task, **kwargs: calls.append((task, kwargs)) or {}
+        runner.run_module(module, ImageChange)
+    finally:
+        runner.run = original
+    task, kwargs = calls[0]
+    assert task.target == Target('shop', name='web-0', max_concurrency=5) and task.wait == Wait(timeout=30)
+    assert task.change == ImageChange({'app': 'registry.example/app:2.0'}) and kwargs['check_mode'] is True
+    assert task.connection.kubeconfig is None and module.params['readiness_gate'] is None

@@ -56,6 +56,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inplace.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, argument_spec
 from ansible_collections.inplace.k8s.plugins.module_utils.client import Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError, NotFoundError
+from ansible_collections.inplace.k8s.plugins.module_utils.options import Connection
 
 
 def main():
@@ -65,8 +66,9 @@ def main():
         missing_ok={'type': 'bool', 'default': False}))
     params = module.params
     try:
-        answer = Kube.from_params(params).request(params['method'], params['path'], body=params['body'],
-                                                  content_type=params['content_type'])
+        answer = Kube.connect(Connection.from_params(params)).request(params['method'], params['path'],
+                                                                      body=params['body'],
+                                                                      content_type=params['content_type'])
     except NotFoundError as exc:
         if params['missing_ok']:
             module.exit_json(changed=False, found=False)

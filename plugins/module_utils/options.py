@@ -1,0 +1,148 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""The options of a pod operation as typed objects, parsed once at the edge: a module's main() (from
+its params: ``*.from_params``, the one place that reads them) or the rollout's batch step (which builds
+them directly). Nothing below the runner reads Ansible's params, and nothing writes into them: an
+operation that needs other values makes a changed copy (``_replace``).
+
+Each object pairs with a shared argument spec of args.py: Connection <-> AUTH_ARG_SPEC, Target <->
+TARGET_ARG_SPEC, Wait <-> WAIT_ARG_SPEC, Drain <-> DRAIN_ARG_SPEC; the change (ImageChange,
+ResizeChange, RestartChange with its Strategy) holds each module's own options. Named tuples:
+immutable, and cheap to define (a module's start-up time counts; dataclasses cost tens of ms).
+"""
+
+from collections import namedtuple
+
+CONNECTION_FIELDS = ('kubeconfig', 'context', 'host', 'api_key', 'username', 'password', 'validate_certs', 'ca_cert',
+                     'client_cert', 'client_key', 'proxy', 'no_proxy', 'proxy_headers', 'persist_config',
+                     'impersonate_user', 'impersonate_groups')
+
+
+class Connection(namedtuple('Connection', CONNECTION_FIELDS, defaults=(None,) * len(CONNECTION_FIELDS))):
+    """How to reach the API server (kubernetes.core's option names, args.AUTH_ARG_SPEC)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_params(cls, params):
+        return cls(**{name: params.get(name) for name in cls._fields})
+
+    def settings(self):
+        """The auth options as the connection loader reads them (kubeconfig.settings_from_params)."""
+        return self._asdict()
+
+
+class Target(namedtuple('Target', 'namespace name names label_selectors field_selectors fail_on_no_match '
+                                  'continue_on_error max_concurrency force_takeover',
+                        defaults=(None, (), (), (), False, False, 10, False))):
+    """Which pods, and how many at once (args.TARGET_ARG_SPEC)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_params(cls, params):
+        return cls(namespace=params['namespace'], name=params.get('name'), names=tuple(params.get('names') or ()),
+                   label_selectors=tuple(params.get('label_selectors') or ()),
+                   field_selectors=tuple(params.get('field_selectors') or ()),
+                   fail_on_no_match=bool(params.get('fail_on_no_match')),
+                   continue_on_error=bool(params.get('continue_on_error')),
+                   max_concurrency=params.get('max_concurrency', 10), force_takeover=bool(params.get('force_takeover')))
+
+    def pod_names(self):
+        """The names asked for ([] with selectors only)."""
+        return [self.name] if self.name else list(self.names)
+
+    def selectors(self):
+        """(label_selector, field_selector) strings for the API: the same for the list and the watch."""
+        labels = ','.join(self.label_selectors) or None
+        found = list(self.field_selectors)
+        names = self.pod_names()
+        if len(names) == 1:
+            found.append('metadata.name=%s' % names[0])
+        return labels, ','.join(found) or None
+
+
+class Wait(namedtuple('Wait', 'enabled timeout min_ready_seconds', defaults=(True, 300, 0))):
+    """Whether and how long to wait for the change (args.WAIT_ARG_SPEC)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_params(cls, params):
+        return cls(enabled=params.get('wait', True), timeout=params.get('wait_timeout', 300),
+                   min_ready_seconds=params.get('min_ready_seconds') or 0)
+
+
+class Drain(namedtuple('Drain', 'readiness_gate seconds required on_failure',
+                       defaults=(None, 0, False, 'restore_if_healthy'))):
+    """Readiness-gate handling (args.DRAIN_ARG_SPEC)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_params(cls, params):
+        return cls(readiness_gate=params.get('readiness_gate'), seconds=params.get('drain_seconds') or 0,
+                   required=bool(params.get('require_readiness_gate')),
+                   on_failure=params.get('readiness_gate_on_failure') or 'restore_if_healthy')
+
+
+class ImageChange(namedtuple('ImageChange', 'containers on_failure', defaults=('stop',))):
+    """inplace_image: container -> image."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_params(cls, params):
+        return cls(containers=params['containers'], on_failure=params.get('on_failure') or 'stop')
+
+
+class ResizeChange(namedtuple('ResizeChange', 'containers allow_restart on_failure', defaults=(True, 'stop'))):
+    """inplace_resize: container -> {requests, limits} (partial)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_params(cls, params):
+        return cls(containers=params['containers'], allow_restart=params.get('allow_restart', True),
+                   on_failure=params.get('on_failure') or 'stop')
+
+
+class Strategy(namedtuple('Strategy', 'name exec_signal exec_command cri_client cri_command cri_endpoint '
+                                      'kruise_ttl_seconds_after_finished kruise_termination_grace_period_seconds',
+                          defaults=('auto',) + (None,) * 7)):
+    """container_recreate: how containers are restarted, and each strategy's settings (None: its default)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_params(cls, params):
+        return cls(params.get('strategy') or 'auto', *(params.get(name) for name in cls._fields[1:]))
+
+
+class RestartChange(namedtuple('RestartChange', 'containers ordered restarted_after strategy on_failure',
+                               defaults=(None, False, None, Strategy(), 'stop'))):
+    """container_recreate: which containers restart (None: the app containers), in order or not, since when."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_params(cls, params):
+        return cls(containers=params.get('containers') or None, ordered=bool(params.get('ordered')),
+                   restarted_after=params.get('restarted_after'), strategy=Strategy.from_params(params))
+
+
+class Task(namedtuple('Task', 'target change wait drain connection', defaults=(Wait(), Drain(), None))):
+    """One run of one pod operation: which pods, what change, how to wait and drain, how to connect
+    (None: the caller passes its client)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_params(cls, params, change):
+        """The task of a pod module: its params parsed once; ``change`` parses the module's own options
+        (ImageChange, ResizeChange, RestartChange)."""
+        return cls(target=Target.from_params(params), change=change.from_params(params),
+                   wait=Wait.from_params(params), drain=Drain.from_params(params),
+                   connection=Connection.from_params(params))
