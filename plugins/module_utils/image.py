@@ -4,7 +4,7 @@
 
 """The image operation: set container / sidecar images in place (what inplace_image runs)."""
 
-from ansible_collections.inplace.k8s.plugins.module_utils import imageref, plan, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils import images, plan, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.engine import ConcurrentChange, Operation
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import ConflictError, ValidationError
 
@@ -25,7 +25,7 @@ class ImageOperation(Operation):
     """containers {name: image}. A changed image string restarts that container (not plain init
     containers, which are refused); done = new container running the image, started and ready.
 
-    The image a container must run is imageref.effective_image: what the API server stored for the
+    The image a container must run is images.effective_image: what the API server stored for the
     requested image (admission may pin a digest or rewrite the registry; the record keeps ``stored``),
     or the digest form a restart switched the tag to. The requested string alone is never the target."""
 
@@ -37,20 +37,20 @@ class ImageOperation(Operation):
         self.target = dict(images)
 
     def desired(self, pod):
-        return imageref.effective_images(pod, self.target)
+        return images.effective_images(pod, self.target)
 
     def settled(self, pod, rec):
         target = rec.get('target') if isinstance(rec, dict) else None
         if not isinstance(target, dict) or not target:
             return None
-        return plan.plan_pod(pod, imageref.effective_images(pod, target), self.judge).action == plan.UNCHANGED
+        return plan.plan_pod(pod, images.effective_images(pod, target), self.judge).action == plan.UNCHANGED
 
     def admitted(self, kube, written, pod_plan, rec):
         """Admission stored another image than the one written: record it (``stored``, beside the
         requested ``target``) and make it the target of the wait. The record write is guarded by the
         record and the stored images, not by resourceVersion (the kubelet's status writes would race it)."""
         requested = {c.name: c.desired for c in pod_plan.updates()}
-        stored = imageref.stored_images(written, requested)
+        stored = images.stored_images(written, requested)
         if not stored:
             return written, pod_plan, rec
         rec = record.transition(rec, rec['state'], stored=stored)
@@ -75,7 +75,7 @@ class ImageOperation(Operation):
         pod = pod_plan.pod
         answer = kube.patch_pod(podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name'),
                                 self.changes(pod, pod_plan), dry_run=True)
-        stored = imageref.stored_images(answer, {c.name: c.desired for c in pod_plan.updates()})
+        stored = images.stored_images(answer, {c.name: c.desired for c in pod_plan.updates()})
         if stored:
             return 'admission would store %s (the target then)' % _pairs(stored)
         return None
@@ -114,7 +114,7 @@ class ImageOperation(Operation):
     def overwritten(self, pod, cplan):
         info = podstate.find_container(pod, cplan.name)
         current = info.spec.get('image') if info is not None else None
-        if current is None or current == cplan.desired or imageref.satisfies(pod, cplan.name, cplan.desired):
+        if current is None or current == cplan.desired or images.satisfies(pod, cplan.name, cplan.desired):
             return None
         return ('container %s: its image was changed to %s by another writer while this run waited for %s'
                 % (cplan.name, current, cplan.desired))

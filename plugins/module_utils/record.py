@@ -24,6 +24,10 @@ that sets the gate True again, so it costs nothing either.
 ``build_patch`` is the one place that builds the JSON patch writing it, guarded by a ``test`` on
 metadata.resourceVersion so that a concurrent writer is detected instead of overwritten.
 
+The rollout record on a workload (annotation ``inplace.k8s/rollout``, ``workload_record`` and
+``workload_patch``) is one record, not one per operation, with the same states (and ``released``: a
+rollout ended where it stood), encoded the same way.
+
 Ownership (one implementation, used for pod records and for the rollout record on a workload):
 an unfinished record names the run that writes it (``owner``) and until when it counts
 (``expires``, renewed at each stage). ``holder`` tells whether another live run holds a record:
@@ -41,8 +45,9 @@ import uuid
 from ansible_collections.inplace.k8s.plugins.module_utils import podstate
 
 ANNOTATION = 'inplace.k8s/state'
-IN_PROGRESS, DONE, FAILED, ROLLING_BACK, ROLLED_BACK = (
-    'in-progress', 'done', 'failed', 'rolling-back', 'rolled-back')
+WORKLOAD_ANNOTATION = 'inplace.k8s/rollout'   # the rollout record on a workload
+IN_PROGRESS, DONE, FAILED, ROLLING_BACK, ROLLED_BACK, RELEASED = (
+    'in-progress', 'done', 'failed', 'rolling-back', 'rolled-back', 'released')
 FINISHED = (DONE, ROLLED_BACK)
 ACTIVE = (IN_PROGRESS, ROLLING_BACK)   # states in which a record is held by its owner
 TIME_FORMAT = '%Y-%m-%dT%H:%M:%SZ'
@@ -151,14 +156,24 @@ def pod_holder(pod, owner, force=False, now=None, alive=pid_alive, settled=None)
     return None
 
 
+def decode(obj, annotation):
+    """The JSON object in one annotation of ``obj``, or None (absent or unreadable)."""
+    raw = (podstate.meta(obj, 'annotations') or {}).get(annotation)
+    try:
+        value = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def dump(value):
+    """An annotation value: compact JSON with sorted keys."""
+    return json.dumps(value, sort_keys=True, separators=(',', ':'))
+
+
 def records(pod):
     """All records on the pod ({operation: record}); an unreadable annotation counts as none."""
-    raw = (podstate.meta(pod, 'annotations') or {}).get(ANNOTATION)
-    try:
-        value = json.loads(raw) if raw else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    return decode(pod, ANNOTATION) or {}
 
 
 def get(pod, operation):
@@ -195,7 +210,7 @@ def encode(pod, operation, record):
     """The annotation value with this operation's record replaced and the others kept."""
     value = records(pod)
     value[operation] = record
-    return json.dumps(value, sort_keys=True, separators=(',', ':'))
+    return dump(value)
 
 
 def metadata_patch(pod, operation, record):
@@ -221,3 +236,19 @@ def build_patch(pod, operation, record, changes=()):
         ops.append({'op': 'add', 'path': pointer('metadata', 'annotations', ANNOTATION), 'value': value})
     ops.extend(changes)
     return ops
+
+
+# --------------------------------------------------------------------------- the rollout record of a workload
+
+def workload_record(obj):
+    """The rollout record on a workload, or None."""
+    return decode(obj, WORKLOAD_ANNOTATION)
+
+
+def workload_patch(obj, rec, spec=None):
+    """Merge patch writing the rollout record (None: removing it) and spec fields, guarded by resourceVersion."""
+    body = {'metadata': {'resourceVersion': podstate.meta(obj, 'resourceVersion'), 'annotations': {
+        WORKLOAD_ANNOTATION: dump(rec) if rec is not None else None}}}
+    if spec:
+        body['spec'] = spec
+    return body

@@ -7,6 +7,7 @@ container resources (read, merge partial input, compare with what the kubelet re
 CPU clamps), the pod QoS class as the API server computes it, and the checks made before a write.
 No I/O here."""
 
+import copy
 import re
 from fractions import Fraction
 
@@ -278,3 +279,25 @@ def qos_error(pod_spec, overrides):
     }[before]
     return ('the QoS class would change from %s to %s, which the API refuses for a resize; %s '
             '(a different QoS class needs a new pod)' % (before, after, hint))
+
+
+# --------------------------------------------------------------------------- a container spec after a change
+
+def desired_resources(container_spec, wanted):
+    """cpu/memory requests and limits of a container after the change (merge rules)."""
+    return merge(of_spec(container_spec), wanted)
+
+
+def resources_differ(container_spec, wanted):
+    current = of_spec(container_spec)
+    return bool(changed(current, merge(current, wanted)))
+
+
+def full_resources(container_spec, wanted):
+    """The container's whole resources field after the change: other resources (ephemeral-storage,
+    extended resources) and claims kept."""
+    result = copy.deepcopy((container_spec or {}).get('resources') or {})
+    for section, values in desired_resources(container_spec, wanted).items():
+        if values:
+            result.setdefault(section, {}).update(values)
+    return result

@@ -26,19 +26,23 @@ import difflib
 import json
 import time
 
-from ansible_collections.inplace.k8s.plugins.module_utils import batching, engine, imageref, plan, podstate, record, runner
+from ansible_collections.inplace.k8s.plugins.module_utils import batching, engine, plan, podstate, record, runner
 from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH
+from ansible_collections.inplace.k8s.plugins.module_utils.convergence import pod_converged, pod_matches
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation, validate_images
+from ansible_collections.inplace.k8s.plugins.module_utils.images import satisfies
+from ansible_collections.inplace.k8s.plugins.module_utils.leftovers import undrain_leftovers
 from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Drain, ImageChange, ResizeChange, RestartChange, Strategy, Target, Task, Wait,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.resize import ResizeOperation
-from ansible_collections.inplace.k8s.plugins.module_utils.workload import (
-    DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK, Workload, change_ops, pod_converged, pod_matches,
-    selector_matches,
-    selector_string, snapshot, template_refusals, undrain_leftovers, write_record,
+from ansible_collections.inplace.k8s.plugins.module_utils.record import (
+    DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.resize import ResizeOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.selectors import selector_matches, selector_string
+from ansible_collections.inplace.k8s.plugins.module_utils.templates import change_ops, snapshot, template_refusals
+from ansible_collections.inplace.k8s.plugins.module_utils.workload import Workload, write_record
 
 RESTART_ANNOTATION = 'inplace.k8s/restart-id'
 POLL_SECONDS = 2.0
@@ -110,7 +114,7 @@ class Rollout:
         """The containers of ``pod`` whose image this rollout changes (a pod Pending on such an image is
         fixed forward, not refused)."""
         return [name for name, image in self.images.items()
-                if podstate.find_container(pod, name) is not None and not imageref.satisfies(pod, name, image)]
+                if podstate.find_container(pod, name) is not None and not satisfies(pod, name, image)]
 
     def pending(self, pod):
         """Does this pod still need the change?"""

@@ -2,7 +2,9 @@
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""Rollouts of whole workloads in place, coordinated with the built-in controllers (README.md, Rollouts).
+"""The workload controllers' side of a rollout in place (README.md, Rollouts): one adapter, ``Workload``,
+for StatefulSet, DaemonSet, Deployment and ReplicaSet - hold, template, revision labels, release, status
+convergence - and the write of its rollout record (record.workload_record).
 
 Verified on the local cluster (kube-controller-manager 1.36):
 
@@ -31,12 +33,13 @@ import json
 import time
 from urllib.parse import quote
 
-from ansible_collections.inplace.k8s.plugins.module_utils import drain, imageref, podstate, record, targets
-from ansible_collections.inplace.k8s.plugins.module_utils import resources as resources_util
+from ansible_collections.inplace.k8s.plugins.module_utils import podstate, record, targets
 from ansible_collections.inplace.k8s.plugins.module_utils.client import JSON_PATCH, MERGE_PATCH, retry_conflict
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
     InplaceError, NotFoundError, ValidationError, WaitTimeout,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.selectors import owned_by, selector_string
+from ansible_collections.inplace.k8s.plugins.module_utils.templates import apply_change, change_ops
 
 KINDS = {
     'Deployment': 'deployments',
@@ -44,12 +47,10 @@ KINDS = {
     'DaemonSet': 'daemonsets',
     'ReplicaSet': 'replicasets',
 }
-RECORD_ANNOTATION = 'inplace.k8s/rollout'
 REVISION_LABEL = 'controller-revision-hash'
 TEMPLATE_GENERATION_LABEL = 'pod-template-generation'
 TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation'
 HASH_LABEL = 'pod-template-hash'
-IN_PROGRESS, DONE, ROLLING_BACK, ROLLED_BACK, RELEASED = 'in-progress', 'done', 'rolling-back', 'rolled-back', 'released'
 POLL_SECONDS = 1.0
 
 
@@ -57,149 +58,7 @@ class RolloutError(InplaceError):
     """The workload could not be coordinated (unexpected controller state, convergence timeout)."""
 
 
-# --------------------------------------------------------------------------- pure: resources
-
-def desired_resources(container_spec, wanted):
-    """cpu/memory requests and limits of a container after the change (resources.merge rules)."""
-    return resources_util.merge(resources_util.of_spec(container_spec), wanted)
-
-
-def resources_differ(container_spec, wanted):
-    current = resources_util.of_spec(container_spec)
-    return bool(resources_util.changed(current, resources_util.merge(current, wanted)))
-
-
-def full_resources(container_spec, wanted):
-    """The container's whole resources field after the change: other resources (ephemeral-storage,
-    extended resources) and claims kept."""
-    result = copy.deepcopy((container_spec or {}).get('resources') or {})
-    for section, values in desired_resources(container_spec, wanted).items():
-        if values:
-            result.setdefault(section, {}).update(values)
-    return result
-
-
-# --------------------------------------------------------------------------- pure: templates
-
-def _as_pod(template):
-    return {'spec': (template or {}).get('spec') or {}}
-
-
-def template_refusals(template, images=None, resources=None):
-    """Why the change cannot be made in place on pods of this template: [{field, reason}].
-
-    A container unknown to the template raises ValidationError (a typo, not a recreate case).
-    """
-    pod = _as_pod(template)
-    unknown = sorted(set(images or {}).union(resources or {}) - set(podstate.container_names(pod)))
-    if unknown:
-        raise ValidationError('unknown container(s) %s; the template has: %s' % (
-            ', '.join(unknown), ', '.join(podstate.container_names(pod))))
-    refusals = []
-    for name, image in sorted((images or {}).items()):
-        info = podstate.find_container(pod, name)
-        if info.kind == podstate.INIT and not podstate.same_image(info.spec.get('image'), image):
-            refusals.append({'field': 'spec.initContainers[%s].image' % name,
-                             'reason': 'a plain init container has already run in existing pods; its image '
-                                       'only applies to new pods'})
-    wanted, errors = resources_util.normalize_input(resources) if resources else ({}, [])
-    if errors:
-        raise ValidationError('invalid resources: %s' % '; '.join(errors))
-    overrides = {}
-    for name, partial in sorted(wanted.items()):
-        info = podstate.find_container(pod, name)
-        if not resources_differ(info.spec, partial):
-            continue
-        if info.kind == podstate.INIT:
-            refusals.append({'field': 'spec.initContainers[%s].resources' % name,
-                             'reason': 'plain init containers cannot be resized'})
-            continue
-        after = desired_resources(info.spec, partial)
-        overrides[name] = after
-        for error in resources_util.container_errors(name, resources_util.of_spec(info.spec), after):
-            refusals.append({'field': 'spec.containers[%s].resources' % name, 'reason': error})
-    if overrides and not refusals:
-        reason = resources_util.qos_error(pod['spec'], overrides)
-        if reason:
-            refusals.append({'field': 'spec.containers[*].resources', 'reason': reason})
-    return refusals
-
-
-def apply_change(template, images=None, resources=None):
-    """A copy of the template with the images and resources set."""
-    result = copy.deepcopy(template)
-    pod = _as_pod(result)
-    for name, image in (images or {}).items():
-        podstate.find_container(pod, name).spec['image'] = image
-    for name, wanted in (resources or {}).items():
-        spec = podstate.find_container(pod, name).spec
-        spec['resources'] = full_resources(spec, wanted)
-    return result
-
-
-def change_ops(template, base, images=None, resources=None):
-    """JSON patch operations setting images and resources in the template found at ``base``
-    (for example '/spec/template'); each guarded by a test of the container name."""
-    ops = []
-    pod = _as_pod(template)
-    for name in sorted(set(images or {}).union(resources or {})):
-        info = podstate.find_container(pod, name)
-        path = base + podstate.spec_path(info)
-        changed = []
-        current = info.spec.get('image')
-        # The tag pinned to its digest (an admission policy does that to templates too) is the tag.
-        if name in (images or {}) and current != images[name] and not imageref.pins_tag(current or '', images[name]):
-            changed.append({'op': 'add', 'path': path + '/image', 'value': images[name]})
-        if name in (resources or {}) and resources_differ(info.spec, resources[name]):
-            changed.append({'op': 'add', 'path': path + '/resources', 'value': full_resources(info.spec, resources[name])})
-        if changed:
-            ops.append({'op': 'test', 'path': path + '/name', 'value': name})
-            ops.extend(changed)
-    return ops
-
-
-def snapshot(template, images=None, resources=None):
-    """The template's current values of what the change touches: {images: {...}, resources: {...}}."""
-    pod = _as_pod(template)
-    return {
-        'images': {n: podstate.find_container(pod, n).spec.get('image') for n in (images or {})},
-        'resources': {n: resources_util.of_spec(podstate.find_container(pod, n).spec) for n in (resources or {})},
-    }
-
-
-def pod_matches(pod, images=None, resources=None):
-    """The pod's spec already has the target images and resources."""
-    for name, image in (images or {}).items():
-        info = podstate.find_container(pod, name)
-        if info is None:
-            return False
-        # The tag pinned to its digest (by admission, or by container_recreate's image_reference) counts as the tag.
-        if not imageref.satisfies(pod, name, image):
-            return False
-    for name, wanted in (resources or {}).items():
-        info = podstate.find_container(pod, name)
-        if info is None or resources_differ(info.spec, wanted):
-            return False
-    return True
-
-
-def pod_converged(pod, images=None, resources=None):
-    """The pod runs the target: spec matches, the containers run the images, started and ready, and
-    the kubelet reports the resources."""
-    if not pod_matches(pod, images, resources):
-        return False
-    for name, image in (images or {}).items():
-        info = podstate.find_container(pod, name)
-        if info.kind != podstate.INIT and not podstate.image_converged(
-                info.status, imageref.effective_image(pod, name, image)):
-            return False
-    for name, wanted in (resources or {}).items():
-        info = podstate.find_container(pod, name)
-        reported = info.status.get('resources')
-        if reported is not None and not resources_util.reported_matches(reported, desired_resources(info.spec, wanted)):
-            return False
-    return not podstate.condition_is(pod, 'PodResizePending', 'True') and \
-        not podstate.condition_is(pod, 'PodResizeInProgress', 'True')
+# --------------------------------------------------------------------------- pure: revisions
 
 
 def strip_hash(template):
@@ -228,64 +87,6 @@ def sts_partition_for(old_ordinals, replicas):
     if old == list(range(len(old))):
         return len(old)
     return replicas
-
-
-def selector_string(selector):
-    """A label selector (matchLabels / matchExpressions) as the API's string form."""
-    parts = ['%s=%s' % (k, v) for k, v in sorted(((selector or {}).get('matchLabels') or {}).items())]
-    for expr in (selector or {}).get('matchExpressions') or []:
-        operator, values = expr.get('operator'), ','.join(expr.get('values') or [])
-        if operator == 'In':
-            parts.append('%s in (%s)' % (expr['key'], values))
-        elif operator == 'NotIn':
-            parts.append('%s notin (%s)' % (expr['key'], values))
-        elif operator == 'Exists':
-            parts.append(expr['key'])
-        elif operator == 'DoesNotExist':
-            parts.append('!' + expr['key'])
-    return ','.join(parts)
-
-
-def selector_matches(selector, labels):
-    """Does a label selector (matchLabels / matchExpressions) select these labels? An empty
-    selector selects everything (PodDisruptionBudget semantics in policy/v1)."""
-    labels = labels or {}
-    for key, value in ((selector or {}).get('matchLabels') or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in (selector or {}).get('matchExpressions') or []:
-        key, operator, values = expr.get('key'), expr.get('operator'), expr.get('values') or []
-        if operator == 'In' and labels.get(key) not in values:
-            return False
-        if operator == 'NotIn' and key in labels and labels[key] in values:
-            return False
-        if operator == 'Exists' and key not in labels:
-            return False
-        if operator == 'DoesNotExist' and key in labels:
-            return False
-    return True
-
-
-def owned_by(obj, uid):
-    return any(ref.get('uid') == uid and ref.get('controller') for ref in podstate.meta(obj, 'ownerReferences') or [])
-
-
-def get_record(obj):
-    raw = (podstate.meta(obj, 'annotations') or {}).get(RECORD_ANNOTATION)
-    try:
-        value = json.loads(raw) if raw else None
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def record_patch(obj, rec, spec=None):
-    """Merge patch writing the rollout record (and spec fields), guarded by resourceVersion."""
-    body = {'metadata': {'resourceVersion': podstate.meta(obj, 'resourceVersion'), 'annotations': {
-        RECORD_ANNOTATION: json.dumps(rec, sort_keys=True, separators=(',', ':')) if rec is not None else None}}}
-    if spec:
-        body['spec'] = spec
-    return body
 
 
 # --------------------------------------------------------------------------- the controllers
@@ -331,7 +132,7 @@ class Workload:
 
     @property
     def record(self):
-        return get_record(self.obj)
+        return record.workload_record(self.obj)
 
     def pods(self):
         """Pods the workload controls (selector + controller owner), not terminating."""
@@ -561,27 +362,7 @@ class Workload:
         return result
 
 
-# --------------------------------------------------------------------------- the rollout steps
-
-def undrain_leftovers(kube, pods, gate, images=None, resources=None, check_mode=False):
-    """Pods left with the readiness gate False by an interrupted run (reason InplaceUpdate) that are
-    converged and healthy: set the gate True again. Names of the pods."""
-    names = []
-    if not gate:
-        return names
-    for pod in pods:
-        if not drain.left_drained(pod, gate):
-            continue
-        if pod_converged(pod, images, resources) and podstate.containers_healthy(pod) and not _record_busy(pod):
-            names.append(podstate.meta(pod, 'name'))
-            if not check_mode:
-                drain.set_gate(kube, pod, gate, True)
-    return names
-
-
-def _record_busy(pod):
-    return any(isinstance(r, dict) and r.get('state') in (record.IN_PROGRESS, record.ROLLING_BACK)
-               for r in record.records(pod).values())
+# --------------------------------------------------------------------------- its record
 
 
 @retry_conflict()
@@ -592,4 +373,4 @@ def write_record(workload, rec, spec=None, stamp=None):
     workload.read()
     if stamp is not None:
         rec = stamp(workload.record, rec)
-    return workload.patch(record_patch(workload.obj, rec, spec))
+    return workload.patch(record.workload_patch(workload.obj, rec, spec))

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import imageref, record
+from ansible_collections.inplace.k8s.plugins.module_utils import imageref, images, record
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load, spec_of
 
 DIGEST = 'sha256:' + 'ab' * 32
@@ -63,20 +63,20 @@ def _switched_pod(tag='registry.example/app:1.0', target='registry.example/app@'
 
 def test_recorded_tag_and_up_to_date_helper():
     pod = _switched_pod()
-    assert imageref.recorded_tag(pod, 'app') == 'registry.example/app:1.0'
-    assert imageref.is_recorded_digest_of(pod, 'app', 'registry.example/app:1.0')
-    assert not imageref.is_recorded_digest_of(pod, 'app', 'registry.example/app:2.0')
-    assert imageref.recorded_tag(pod, 'metrics') is None
+    assert images.recorded_tag(pod, 'app') == 'registry.example/app:1.0'
+    assert images.is_recorded_digest_of(pod, 'app', 'registry.example/app:1.0')
+    assert not images.is_recorded_digest_of(pod, 'app', 'registry.example/app:2.0')
+    assert images.recorded_tag(pod, 'metrics') is None
 
 
 def test_recorded_tag_ignores_records_that_do_not_match_the_spec():
     pod = _switched_pod()
     spec_of(pod, 'app')['image'] = 'registry.example/app@' + OTHER   # changed since by someone else
-    assert imageref.recorded_tag(pod, 'app') is None
-    assert imageref.recorded_tag(load('pod_web.json'), 'app') is None
+    assert images.recorded_tag(pod, 'app') is None
+    assert images.recorded_tag(load('pod_web.json'), 'app') is None
     # the record of a switch back (digest -> tag) names no tag for a digest
     pod = _switched_pod(tag='registry.example/app@' + DIGEST, target='registry.example/app:1.0')
-    assert imageref.recorded_tag(pod, 'app') is None
+    assert images.recorded_tag(pod, 'app') is None
 
 
 def test_switch_ops_test_the_current_image():

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import engine, imageref, plan, record, recreate, restart
+from ansible_collections.inplace.k8s.plugins.module_utils import engine, imageref, images, plan, record, recreate, restart
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.options import RestartChange, Target, Task, Wait
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load, spec_of, status_of
@@ -129,7 +129,7 @@ def test_image_reference_switches_to_the_digest_and_back():
     rec = record.get(after, 'recreate')
     assert rec['state'] == record.DONE and rec['target'] == {'app': APP_DIGEST}
     assert rec['before']['app']['image'] == 'registry.example/app:1.0'
-    assert imageref.is_recorded_digest_of(after, 'app', 'registry.example/app:1.0')
+    assert images.is_recorded_digest_of(after, 'app', 'registry.example/app:1.0')
 
     result = run(cluster, imageref.ImageReferenceStrategy(), settings(containers=['app']))
     assert spec_of(cluster.pods[pod['metadata']['name']], 'app')['image'] == 'registry.example/app:1.0'

@@ -12,7 +12,8 @@ import pytest
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import AdmissionDenied, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import RESTART_ANNOTATION, Rollout
-from ansible_collections.inplace.k8s.plugins.module_utils.workload import RECORD_ANNOTATION, RolloutError, get_record
+from ansible_collections.inplace.k8s.plugins.module_utils.record import WORKLOAD_ANNOTATION, workload_record
+from ansible_collections.inplace.k8s.plugins.module_utils.workload import RolloutError
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, template, workload
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock, Watcher
 
@@ -48,7 +49,7 @@ def images(kube):
 
 
 def rec(kube, kind='StatefulSet', name='web'):
-    return get_record(kube.get(kind, name))
+    return workload_record(kube.get(kind, name))
 
 
 def run_all(kube, kind, **change):
@@ -335,7 +336,7 @@ def test_restart_of_a_workload_marks_pods_and_waits_for_the_status():
         assert result['failed_pods'] == [], result
     finished = step(kube, 'finish', restart=['app'], restart_id='r1')
     assert all(p['metadata']['annotations'][RESTART_ANNOTATION] == 'r1' for p in kube.pods.values())
-    assert finished['changed'] is False and RECORD_ANNOTATION not in kube.get('StatefulSet', 'web')['metadata'].get(
+    assert finished['changed'] is False and WORKLOAD_ANNOTATION not in kube.get('StatefulSet', 'web')['metadata'].get(
         'annotations', {})
 
 

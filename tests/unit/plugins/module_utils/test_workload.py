@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import workload
+from ansible_collections.inplace.k8s.plugins.module_utils import convergence, record, selectors, templates, workload
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
 
 TEMPLATE = {
@@ -32,29 +32,29 @@ def workload_of(kind, spec, status=None, generation=1):
 
 
 def test_template_refusals_in_place_change():
-    assert workload.template_refusals(TEMPLATE, {'app': 'reg/app:2', 'log': 'reg/log:2'},
-                                      {'app': {'requests': {'cpu': '150m'}}}) == []
+    assert templates.template_refusals(TEMPLATE, {'app': 'reg/app:2', 'log': 'reg/log:2'},
+                                       {'app': {'requests': {'cpu': '150m'}}}) == []
 
 
 def test_template_refusals_name_the_field_and_reason():
-    refusals = workload.template_refusals(TEMPLATE, {'setup': 'reg/setup:2'})
+    refusals = templates.template_refusals(TEMPLATE, {'setup': 'reg/setup:2'})
     assert refusals == [{'field': 'spec.initContainers[setup].image',
                          'reason': 'a plain init container has already run in existing pods; its image only '
                                    'applies to new pods'}]
     single = {'spec': {'containers': [copy.deepcopy(TEMPLATE['spec']['containers'][0])]}}
-    qos = workload.template_refusals(single, None, {'app': {'requests': {'cpu': '200m', 'memory': '128Mi'}}})
+    qos = templates.template_refusals(single, None, {'app': {'requests': {'cpu': '200m', 'memory': '128Mi'}}})
     assert qos[0]['field'] == 'spec.containers[*].resources' and 'Burstable to Guaranteed' in qos[0]['reason']
 
 
 def test_template_refusals_unknown_container_and_bad_resources():
     with pytest.raises(ValidationError, match='unknown container'):
-        workload.template_refusals(TEMPLATE, {'nope': 'x:1'})
+        templates.template_refusals(TEMPLATE, {'nope': 'x:1'})
     with pytest.raises(ValidationError, match='only cpu and memory'):
-        workload.template_refusals(TEMPLATE, None, {'app': {'limits': {'nvidia.com/gpu': '1'}}})
+        templates.template_refusals(TEMPLATE, None, {'app': {'limits': {'nvidia.com/gpu': '1'}}})
 
 
 def test_apply_change_keeps_other_resources():
-    after = workload.apply_change(TEMPLATE, {'app': 'reg/app:2'}, {'app': {'requests': {'cpu': '150m'}}})
+    after = templates.apply_change(TEMPLATE, {'app': 'reg/app:2'}, {'app': {'requests': {'cpu': '150m'}}})
     app = after['spec']['containers'][0]
     assert app['image'] == 'reg/app:2'
     assert app['resources']['requests'] == {'cpu': '150m', 'memory': '64Mi', 'ephemeral-storage': '1Gi'}
@@ -62,8 +62,8 @@ def test_apply_change_keeps_other_resources():
 
 
 def test_change_ops_guarded_and_minimal():
-    ops = workload.change_ops(TEMPLATE, '/spec/template', {'log': 'reg/log:2', 'app': 'reg/app:1'},
-                              {'app': {'requests': {'cpu': '0.1'}}})
+    ops = templates.change_ops(TEMPLATE, '/spec/template', {'log': 'reg/log:2', 'app': 'reg/app:1'},
+                               {'app': {'requests': {'cpu': '0.1'}}})
     assert ops == [{'op': 'test', 'path': '/spec/template/spec/initContainers/1/name', 'value': 'log'},
                    {'op': 'add', 'path': '/spec/template/spec/initContainers/1/image', 'value': 'reg/log:2'}]
 
@@ -83,15 +83,15 @@ def running(name, image, **extra):
 
 
 def test_pod_matches_and_converged():
-    after = workload.apply_change(TEMPLATE, {'app': 'reg/app:2'}, {'app': {'requests': {'cpu': '150m'}}})
+    after = templates.apply_change(TEMPLATE, {'app': 'reg/app:2'}, {'app': {'requests': {'cpu': '150m'}}})
     target = ({'app': 'reg/app:2'}, {'app': {'requests': {'cpu': '150m'}}})
-    assert not workload.pod_matches(pod_of(TEMPLATE), *target)
+    assert not convergence.pod_matches(pod_of(TEMPLATE), *target)
     pod = pod_of(after, [running('app', 'reg/app:2', resources={
         'requests': {'cpu': '150m', 'memory': '64Mi'}, 'limits': {'cpu': '200m', 'memory': '128Mi'}})])
-    assert workload.pod_matches(pod, *target)
-    assert workload.pod_converged(pod, *target)
+    assert convergence.pod_matches(pod, *target)
+    assert convergence.pod_converged(pod, *target)
     pod['status']['containerStatuses'][0]['resources']['requests']['cpu'] = '100m'
-    assert not workload.pod_converged(pod, *target)
+    assert not convergence.pod_converged(pod, *target)
 
 
 def test_revision_from_history_picks_the_matching_template():
@@ -113,11 +113,11 @@ def test_sts_partition_for(old, replicas, expected):
 def test_selectors():
     selector = {'matchLabels': {'app': 'db'}, 'matchExpressions': [
         {'key': 'tier', 'operator': 'In', 'values': ['a', 'b']}, {'key': 'canary', 'operator': 'DoesNotExist'}]}
-    assert workload.selector_string(selector) == 'app=db,tier in (a,b),!canary'
-    assert workload.selector_matches(selector, {'app': 'db', 'tier': 'a'})
-    assert not workload.selector_matches(selector, {'app': 'db', 'tier': 'a', 'canary': 'x'})
-    assert not workload.selector_matches(selector, {'app': 'db'})
-    assert workload.selector_matches({}, {'any': 'thing'})
+    assert selectors.selector_string(selector) == 'app=db,tier in (a,b),!canary'
+    assert selectors.selector_matches(selector, {'app': 'db', 'tier': 'a'})
+    assert not selectors.selector_matches(selector, {'app': 'db', 'tier': 'a', 'canary': 'x'})
+    assert not selectors.selector_matches(selector, {'app': 'db'})
+    assert selectors.selector_matches({}, {'any': 'thing'})
 
 
 def test_hold_and_release_statefulset_rolling_update():
@@ -178,27 +178,27 @@ def test_converged(kind, status, all_updated, expected):
 
 def test_record_roundtrip():
     rec = {'state': 'in-progress', 'target': {'images': {'app': 'x:2'}}}
-    body = workload.record_patch({'metadata': {'resourceVersion': '7'}}, rec, {'paused': True})
+    body = record.workload_patch({'metadata': {'resourceVersion': '7'}}, rec, {'paused': True})
     assert body['metadata']['resourceVersion'] == '7' and body['spec'] == {'paused': True}
-    assert workload.get_record({'metadata': {'annotations': body['metadata']['annotations']}}) == rec
-    assert workload.get_record({'metadata': {'annotations': {workload.RECORD_ANNOTATION: 'not json'}}}) is None
+    assert record.workload_record({'metadata': {'annotations': body['metadata']['annotations']}}) == rec
+    assert record.workload_record({'metadata': {'annotations': {record.WORKLOAD_ANNOTATION: 'not json'}}}) is None
 
 
 def test_pod_matches_a_container_switched_to_the_same_digest_by_container_recreate():
     digest = 'reg/app@sha256:' + 'a' * 64
-    pod = pod_of(workload.apply_change(TEMPLATE, {'app': digest}, None))
-    assert not workload.pod_matches(pod, {'app': 'reg/app:2'})
+    pod = pod_of(templates.apply_change(TEMPLATE, {'app': digest}, None))
+    assert not convergence.pod_matches(pod, {'app': 'reg/app:2'})
     rec = {'recreate': {'state': 'done', 'target': {'app': digest}, 'before': {'app': {'image': 'reg/app:2'}}}}
     pod['metadata'].setdefault('annotations', {})['inplace.k8s/state'] = json.dumps(rec)
-    assert workload.pod_matches(pod, {'app': 'reg/app:2'})
-    assert not workload.pod_matches(pod, {'app': 'reg/app:3'})
+    assert convergence.pod_matches(pod, {'app': 'reg/app:2'})
+    assert not convergence.pod_matches(pod, {'app': 'reg/app:3'})
 
 
 def test_template_refusals_of_resources():
-    init_resize = workload.template_refusals(TEMPLATE, None, {'setup': {'requests': {'cpu': '50m'}}})
+    init_resize = templates.template_refusals(TEMPLATE, None, {'setup': {'requests': {'cpu': '50m'}}})
     assert init_resize == [{'field': 'spec.initContainers[setup].resources', 'reason': 'plain init containers cannot be resized'}]
-    assert workload.template_refusals(TEMPLATE, None, {'app': {'requests': {'cpu': '100m'}}}) == []
-    above = workload.template_refusals(TEMPLATE, None, {'app': {'requests': {'cpu': '300m'}}})
+    assert templates.template_refusals(TEMPLATE, None, {'app': {'requests': {'cpu': '100m'}}}) == []
+    above = templates.template_refusals(TEMPLATE, None, {'app': {'requests': {'cpu': '300m'}}})
     assert [r['field'] for r in above] == ['spec.containers[app].resources'] and 'cpu' in above[0]['reason']
 
 
@@ -212,10 +212,10 @@ def test_template_refusals_of_resources():
     ({'key': 'tier', 'operator': 'In', 'values': ['a']}, {'tier': 'b'}, False),
 ])
 def test_selector_expressions(expression, labels, expected):
-    assert workload.selector_matches({'matchExpressions': [expression]}, labels) is expected
+    assert selectors.selector_matches({'matchExpressions': [expression]}, labels) is expected
 
 
 def test_selector_string_of_every_operator():
     selector = {'matchExpressions': [{'key': 'a', 'operator': 'NotIn', 'values': ['x', 'y']},
                                      {'key': 'b', 'operator': 'Exists'}]}
-    assert workload.selector_string(selector) == 'a notin (x,y),b'
+    assert selectors.selector_string(selector) == 'a notin (x,y),b'

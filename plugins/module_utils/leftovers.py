@@ -1,0 +1,29 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""What an interrupted run leaves behind on pods that the rollout clears up (its sync step)."""
+
+from ansible_collections.inplace.k8s.plugins.module_utils import drain, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.convergence import pod_converged
+
+
+def undrain_leftovers(kube, pods, gate, images=None, resources=None, check_mode=False):
+    """Pods left with the readiness gate False by an interrupted run (reason InplaceUpdate) that are
+    converged and healthy: set the gate True again. Names of the pods."""
+    names = []
+    if not gate:
+        return names
+    for pod in pods:
+        if not drain.left_drained(pod, gate):
+            continue
+        if pod_converged(pod, images, resources) and podstate.containers_healthy(pod) and not _record_busy(pod):
+            names.append(podstate.meta(pod, 'name'))
+            if not check_mode:
+                drain.set_gate(kube, pod, gate, True)
+    return names
+
+
+def _record_busy(pod):
+    return any(isinstance(r, dict) and r.get('state') in (record.IN_PROGRESS, record.ROLLING_BACK)
+               for r in record.records(pod).values())
