@@ -12,7 +12,7 @@ __metaclass__ = type
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.inplace.k8s.plugins.module_utils import access, engine, targets
+from ansible_collections.inplace.k8s.plugins.module_utils import access, drain, engine, targets
 from ansible_collections.inplace.k8s.plugins.module_utils.args import protect_secrets
 from ansible_collections.inplace.k8s.plugins.module_utils.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
@@ -39,9 +39,11 @@ def execute(module, work):
 
 def check_options(params):
     """Option combinations that argument_spec cannot express."""
-    if params.get('readiness_gate') and not params.get('wait', True):
-        raise ValidationError('readiness_gate needs wait=true: the gate is set True again only after '
-                              'the change is verified')
+    for field in ('readiness_gate', 'drain_label'):
+        if params.get(field) and not params.get('wait', True):
+            raise ValidationError('%s needs wait=true: a drained pod is put back only after the change is '
+                                  'verified' % field)
+    drain.drainer(params.get('readiness_gate'), params.get('drain_label'))   # raises on a bad drain_label
     if params.get('max_concurrency', 1) < 1:
         raise ValidationError('max_concurrency must be at least 1')
     if params.get('wait_timeout', 1) < 1 or params.get('drain_seconds', 0) < 0:
@@ -82,8 +84,9 @@ def run_operation(kube, params, operation, check_mode=False, diff=False, warn=No
         warn(message)
         return empty_result()
     options = engine.options_from_params(params, check_mode)
-    watch = not check_mode and bool(options.wait or options.readiness_gate)
-    access.require(kube, params['namespace'], access.needed(operation, check_mode, watch, options.readiness_gate))
+    drainer = drain.drainer(options.readiness_gate, options.drain_label)
+    watch = not check_mode and bool(options.wait or drainer)
+    access.require(kube, params['namespace'], access.needed(operation, check_mode, watch, drainer))
     watcher = None
     if watch:
         labels, fields = targets.selectors(params)

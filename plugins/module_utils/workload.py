@@ -34,7 +34,7 @@ import json
 import time
 from urllib.parse import quote
 
-from ansible_collections.inplace.k8s.plugins.module_utils import drain, imageref, podstate, record, targets
+from ansible_collections.inplace.k8s.plugins.module_utils import imageref, podstate, record, targets
 from ansible_collections.inplace.k8s.plugins.module_utils import resources as resources_util
 from ansible_collections.inplace.k8s.plugins.module_utils.client import JSON_PATCH, MERGE_PATCH, retry_conflict
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
@@ -159,6 +159,20 @@ def change_ops(template, base, images=None, resources=None):
             ops.append({'op': 'test', 'path': path + '/name', 'value': name})
             ops.extend(changed)
     return ops
+
+
+def label_ops(template, base, labels):
+    """JSON patch operations adding ``labels`` to the metadata of the template found at ``base``."""
+    have = ((template or {}).get('metadata') or {}).get('labels')
+    missing = dict((k, v) for k, v in (labels or {}).items() if (have or {}).get(k) != v)
+    if not missing:
+        return []
+    if have is None:
+        prefix = [] if (template or {}).get('metadata') is not None else [
+            {'op': 'add', 'path': base + '/metadata', 'value': {}}]
+        return prefix + [{'op': 'add', 'path': base + '/metadata/labels', 'value': missing}]
+    return [{'op': 'add', 'path': base + '/metadata/labels/' + k.replace('~', '~0').replace('/', '~1'), 'value': v}
+            for k, v in sorted(missing.items())]
 
 
 def snapshot(template, images=None, resources=None):
@@ -425,7 +439,21 @@ class Workload(object):
         return self._patch_template(KINDS[self.kind], self.name, self.obj, images, resources, check_mode,
                                     dry_run) or changed
 
-    def _patch_template(self, resource, name, obj, images, resources, check_mode, dry_run=False):
+    def set_template_labels(self, labels, check_mode=False):
+        """Add ``labels`` to the pod template(s) (Deployment: its current ReplicaSet's first, so that the
+        controller keeps that ReplicaSet and its pods); True if anything was written (or would be). Hold the
+        controller first (hold_spec): a template change alone would start its rolling update."""
+        changed = False
+        if self.kind == 'Deployment':
+            target = copy.deepcopy(self.template)
+            target.setdefault('metadata', {}).setdefault('labels', {}).update(labels)
+            rs = self.current_replicaset([self.template, target])
+            changed = self._patch_template('replicasets', podstate.meta(rs, 'name'), rs, None, None, check_mode,
+                                           labels=labels)
+        return self._patch_template(KINDS[self.kind], self.name, self.obj, None, None, check_mode,
+                                    labels=labels) or changed
+
+    def _patch_template(self, resource, name, obj, images, resources, check_mode, dry_run=False, labels=None):
         state = {'obj': obj}
 
         def reread(_exc):
@@ -435,6 +463,7 @@ class Workload(object):
         def attempt():
             current = state['obj']
             ops = change_ops((current.get('spec') or {}).get('template'), '/spec/template', images, resources)
+            ops.extend(label_ops((current.get('spec') or {}).get('template'), '/spec/template', labels))
             if not ops or check_mode:
                 return bool(ops)
             query = {'dryRun': 'All'} if dry_run else None
@@ -566,19 +595,20 @@ class Workload(object):
 
 # --------------------------------------------------------------------------- the rollout steps
 
-def undrain_leftovers(kube, pods, gate, images=None, resources=None, check_mode=False):
-    """Pods left with the readiness gate False by an interrupted run (reason InplaceUpdate) that are
-    converged and healthy: set the gate True again. Names of the pods."""
+def undrain_leftovers(kube, pods, drainer, images=None, resources=None, check_mode=False):
+    """Pods an interrupted run left drained (``drainer``: drain.Drainer; readiness gate False with reason
+    InplaceUpdate, or the drain label at its drained value) that are converged and healthy: put them back.
+    Names of the pods."""
     names = []
-    if not gate:
+    if not drainer:
         return names
     for pod in pods:
-        if not drain.left_drained(pod, gate):
+        if not drainer.left_drained(pod):
             continue
         if pod_converged(pod, images, resources) and podstate.containers_healthy(pod) and not _record_busy(pod):
             names.append(podstate.meta(pod, 'name'))
             if not check_mode:
-                drain.set_gate(kube, pod, gate, True)
+                drainer.set(kube, pod, True)
     return names
 
 
