@@ -16,15 +16,16 @@ from ansible_collections.inplace.k8s.plugins.module_utils.errors import RBAC_HIN
 REVIEW_PATH = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews'
 
 
-def needed(operation, check_mode, watch, readiness_gate):
-    """[(verb, 'resource[/subresource]', group)] that the writes and waits of this run use."""
+def needed(operation, check_mode, watch, drainer=None):
+    """[(verb, 'resource[/subresource]', group)] that the writes and waits of this run use (``drainer``:
+    its drain mode, drain.Drainer, or None)."""
     wanted = []
     if watch:
         wanted.append(('watch', 'pods', ''))
     if not check_mode:
         wanted.extend(operation.permissions)
-        if readiness_gate:
-            wanted.append(('patch', 'pods/status', ''))
+        if drainer:
+            wanted.extend(drainer.permissions)
     seen = set()
     return [p for p in wanted if not (p in seen or seen.add(p))]
 

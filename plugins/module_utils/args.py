@@ -68,6 +68,7 @@ WAIT_ARG_SPEC = {
 
 DRAIN_ARG_SPEC = {
     'readiness_gate': {'type': 'str'},
+    'drain_label': {'type': 'str'},
     'drain_seconds': {'type': 'int', 'default': 0},
     'require_readiness_gate': {'type': 'bool', 'default': False},
     'readiness_gate_on_failure': {

@@ -38,8 +38,8 @@ OWNER_MARGIN = 60       # seconds a pod record stays owned beyond the waits of i
 
 Options = namedtuple('Options', 'check_mode wait wait_timeout max_concurrency readiness_gate drain_seconds '
                                 'require_readiness_gate gate_on_failure on_failure min_ready_seconds '
-                                'force_takeover')
-Options.__new__.__defaults__ = (False,)
+                                'force_takeover drain_label')
+Options.__new__.__defaults__ = (False, None)
 
 
 class ConcurrentChange(InplaceError):
@@ -201,7 +201,8 @@ class PodRun:
         self.written = False
         self.conflicts = 0
         self.pod = plan.pod          # latest version seen
-        self.gate = None
+        self.gate = None             # the drain entry of the result (Drainer.report()), once drained
+        self.services = None         # label drain: the Services that listed the pod before the drain
         self.timings = {}
         self.write_time = None
         self.rollback = None
@@ -236,6 +237,7 @@ class Engine:
         self._lock = threading.Lock()
         self._started = clock()
         self._denied = None   # admission denied the change on a pod: the others are not attempted
+        self.drainer = drain.drainer(options.readiness_gate, options.drain_label)
 
     def warn(self, message):
         with self._lock:
@@ -254,12 +256,17 @@ class Engine:
         if unknown:
             raise ValidationError('unknown container(s) %s; the targeted pods have: %s' % (
                 ', '.join(sorted(unknown)), ', '.join(next(iter(unknown.values())))))
-        gate = self.options.readiness_gate
-        if gate and self.options.require_readiness_gate:
-            missing = [p.name for p in plans if p.action == planning.UPDATE and not drain.has_gate(p.pod, gate)]
+        drainer = self.drainer
+        if drainer and self.options.require_readiness_gate:
+            missing = ['%s (%s)' % (p.name, drainer.missing(p.pod)) for p in plans
+                       if p.action == planning.UPDATE and not drainer.applies(p.pod)]
             if missing:
-                raise ValidationError('readiness gate %s is required but missing on pod(s): %s'
-                                      % (gate, ', '.join(missing)))
+                raise ValidationError('require_readiness_gate: draining by %s %s is required but not possible on '
+                                      'pod(s): %s; nothing was changed' % (drainer.mode.replace('_', ' '), drainer.name,
+                                                                           ', '.join(missing)))
+        if drainer:
+            drainer.check(self.kube, podstate.meta(pods[0], 'namespace') if pods else None,
+                          [p.pod for p in plans if p.action == planning.UPDATE and drainer.applies(p.pod)])
         self.op.check(plans)
         return plans
 
@@ -290,8 +297,8 @@ class Engine:
                 return run.finish(FAILED, 'the server refuses the change: %s' % exc.msg)
             return run.finish(WOULD_UPDATE, note)
         if self._resumable(plan.pod):
-            return run.finish(WOULD_UPDATE, 'would finish an interrupted run: readiness gate %s left False'
-                              % self.options.readiness_gate)
+            return run.finish(WOULD_UPDATE, 'would finish an interrupted run: the pod was left drained (%s %s)'
+                              % (self.drainer.mode.replace('_', ' '), self.drainer.name))
         return run.finish(UNCHANGED)
 
     def _refuse(self, run):
@@ -321,8 +328,7 @@ class Engine:
         try:
             if gate and resume:
                 self._claim(run)
-                run.gate = {'type': gate, 'status': 'False', 'restored': False, 'observed_not_ready': True,
-                            'resumed': True}
+                run.gate = dict(gate.report(), observed_not_ready=True, resumed=True)
             elif gate:
                 self._drain(run, gate)
             rec = run.record = self._write(run)
@@ -356,7 +362,7 @@ class Engine:
 
     def _resumable(self, pod):
         """Spec already at the target, readiness gate left False by a run that stopped (gate given)."""
-        return bool(self.options.readiness_gate) and drain.left_drained(pod, self.options.readiness_gate)
+        return bool(self.drainer) and self.drainer.left_drained(pod)
 
     def _own(self, rec, waits=1):
         """``rec`` owned by this run until its ``waits`` waits (one per group of steps()), the drain and a
@@ -420,8 +426,8 @@ class Engine:
                 rec = None
             claim = self._own(rec) if rec else None
             if gate:
-                run.pod = drain.set_gate(self.kube, pod, gate, False, message='in-place update by inplace.k8s',
-                                         metadata=record.metadata_patch(pod, self.op.name, claim) if claim else None)
+                run.pod = gate.set(self.kube, pod, False,
+                                   metadata=record.metadata_patch(pod, self.op.name, claim) if claim else None)
             elif claim:
                 run.pod = self.kube.patch_pod(podstate.meta(pod, 'namespace'), run.plan.name,
                                               record.build_patch(pod, self.op.name, claim))
@@ -429,27 +435,45 @@ class Engine:
         attempt()
 
     def _gate_of(self, pod):
-        gate = self.options.readiness_gate
-        if not gate:
+        """The Drainer for this pod: None without a drain mode, or with a warning when the pod cannot be
+        drained that way."""
+        if not self.drainer:
             return None
-        if drain.has_gate(pod, gate):
-            return gate
-        self.warn('pod %s has no readiness gate %s: it is updated without draining'
-                  % (podstate.meta(pod, 'name'), gate))
+        if self.drainer.applies(pod):
+            return self.drainer
+        self.warn('pod %s %s: it is updated without draining' % (podstate.meta(pod, 'name'), self.drainer.missing(pod)))
         return None
+
+    def _poll(self, check, timeout, interval=0.2):
+        """Call ``check()`` -> (done, why) until done or ``timeout`` seconds; (done, why) of the last call."""
+        deadline = self.clock() + timeout
+        while True:
+            done, why = check()
+            if done or self.clock() >= deadline:
+                return done, why
+            self.sleep(interval)
 
     def _drain(self, run, gate):
         since = self.clock()
+        run.services = gate.serving(self.kube, run.pod)
         self._claim(run, gate)
-        run.gate = {'type': gate, 'status': 'False', 'restored': False, 'observed_not_ready': False}
+        run.gate = dict(gate.report(), observed_not_ready=False)
         self.watcher.observe(run.pod)
-        try:
-            run.pod = self.watcher.wait_for(run.plan.name, lambda p: not podstate.is_ready(p),
-                                            self._gone(run), min(NOT_READY_TIMEOUT, self.options.wait_timeout))
-            run.gate['observed_not_ready'] = True
-        except WaitTimeout:
-            self.warn('pod %s did not report NotReady after its readiness gate %s was set False'
-                      % (run.plan.name, gate))
+        timeout = min(NOT_READY_TIMEOUT, self.options.wait_timeout)
+        if run.services is None:   # the drain shows on the pod (Ready False): the watch sees it
+            try:
+                run.pod = self.watcher.wait_for(run.plan.name, lambda p: gate.out_of_service(self.kube, p)[0],
+                                                self._gone(run), timeout)
+                run.gate['observed_not_ready'] = True
+            except WaitTimeout:
+                self.warn('pod %s did not report NotReady after its readiness gate %s was set False'
+                          % (run.plan.name, gate.name))
+        else:
+            done, why = self._poll(lambda: gate.out_of_service(self.kube, run.pod), timeout)
+            run.gate.update(observed_not_ready=done, services=sorted(run.services))
+            if not done:
+                self.warn('pod %s: %s %s s after its label was set to %s=%s (does that Service select by %s?)'
+                          % (run.plan.name, why, timeout, gate.key, drain.DRAINED_VALUE, gate.key))
         self.sleep(self.options.drain_seconds)
         run.mark('drain', since)
 
@@ -459,27 +483,34 @@ class Engine:
         ok = run.status in FINISHED_OK + (CONFLICT,) or policy == 'restore' or (
             policy == 'restore_if_healthy' and podstate.containers_healthy(latest))
         if not ok:
-            run.gate['message'] = 'left False: the pod is not healthy after the failure'
-            self.warn('pod %s: readiness gate %s left False (pod not healthy after the failure)'
-                      % (run.plan.name, gate))
+            run.gate['message'] = 'left drained: the pod is not healthy after the failure'
+            self.warn('pod %s: left drained (%s %s) as the pod is not healthy after the failure'
+                      % (run.plan.name, gate.mode.replace('_', ' '), gate.name))
             return
         since = self.clock()
         try:
             run.pod = self._set_gate_true(run, latest, gate)
-            run.gate.update(status='True', restored=True)
+            run.gate.update(status=gate.report_restored, restored=True)
             if run.status in FINISHED_OK:
                 run.pod = self.watcher.wait_for(run.plan.name, podstate.is_ready, self._gone(run),
                                                 self.options.wait_timeout)
+                if run.services:
+                    done, why = self._poll(lambda: gate.in_service(self.kube, run.pod, run.services),
+                                           min(NOT_READY_TIMEOUT, self.options.wait_timeout))
+                    if not done:
+                        run.gate['message'] = why
+                        self.warn('pod %s: %s %s s after its serving label was restored'
+                                  % (run.plan.name, why, min(NOT_READY_TIMEOUT, self.options.wait_timeout)))
                 run.mark('undrain', since)
         except (ApiError, WaitTimeout, PodFailure) as exc:
             run.gate['message'] = str(exc)
-            self.warn('pod %s: readiness gate %s: %s' % (run.plan.name, gate, exc))
+            self.warn('pod %s: %s %s: %s' % (run.plan.name, gate.mode.replace('_', ' '), gate.name, exc))
 
     def _set_gate_true(self, run, latest, gate):
         """Set the gate True again; after a success the record this run owns is marked done in the same
         write, guarded by resourceVersion (on a conflict the pod is read again)."""
         if not (run.status in FINISHED_OK and run.record):
-            return drain.set_gate(self.kube, latest, gate, True)
+            return gate.set(self.kube, latest, True)
         run.pod = self.watcher.freshest(run.pod)
 
         @retry_conflict(on_retry=lambda _exc: self._reread(run))
@@ -489,8 +520,8 @@ class Engine:
             free = not record.holder(current, self.owner, self.options.force_takeover)  # ours, or its run is gone
             final = (self._own(record.transition(current, record.DONE))
                      if free and current.get('state') in record.ACTIVE else None)
-            return drain.set_gate(self.kube, pod, gate, True,
-                                  metadata=record.metadata_patch(pod, self.op.name, final) if final else None)
+            return gate.set(self.kube, pod, True,
+                            metadata=record.metadata_patch(pod, self.op.name, final) if final else None)
         return attempt()
 
     def _write(self, run):
@@ -697,7 +728,8 @@ class Engine:
             'pod_ip_after': after['pod_ip'] if ran else None,
             'in_place': (after['uid'] == result['uid'] and after['pod_ip'] == result['pod_ip']) if ran else None,
             'conflicts': run.conflicts,
-            'readiness_gate': run.gate,
+            'readiness_gate': run.gate if self.drainer and self.drainer.mode == 'readiness_gate' else None,
+            'drain': run.gate,
             'timings': run.timings,
             'error': run.error,
             'containers': {c.name: self.container_result(c, before_pod, after_pod if ran else None)

@@ -4,23 +4,24 @@
 
 """What an interrupted run leaves behind on pods that the rollout clears up (its sync step)."""
 
-from ansible_collections.inplace.k8s.plugins.module_utils import drain, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils import podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.convergence import pod_converged
 
 
-def undrain_leftovers(kube, pods, gate, images=None, resources=None, check_mode=False):
-    """Pods left with the readiness gate False by an interrupted run (reason InplaceUpdate) that are
-    converged and healthy: set the gate True again. Names of the pods."""
+def undrain_leftovers(kube, pods, drainer, images=None, resources=None, check_mode=False):
+    """Pods an interrupted run left drained (``drainer``: drain.Drainer; readiness gate False with reason
+    InplaceUpdate, or the drain label at its drained value) that are converged and healthy: put them back.
+    Names of the pods."""
     names = []
-    if not gate:
+    if not drainer:
         return names
     for pod in pods:
-        if not drain.left_drained(pod, gate):
+        if not drainer.left_drained(pod):
             continue
         if pod_converged(pod, images, resources) and podstate.containers_healthy(pod) and not _record_busy(pod):
             names.append(podstate.meta(pod, 'name'))
             if not check_mode:
-                drain.set_gate(kube, pod, gate, True)
+                drainer.set(kube, pod, True)
     return names
 
 

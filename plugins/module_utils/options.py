@@ -75,9 +75,10 @@ class Wait(namedtuple('Wait', 'enabled timeout min_ready_seconds', defaults=(Tru
                    min_ready_seconds=params.get('min_ready_seconds') or 0)
 
 
-class Drain(namedtuple('Drain', 'readiness_gate seconds required on_failure',
-                       defaults=(None, 0, False, 'restore_if_healthy'))):
-    """Readiness-gate handling (args.DRAIN_ARG_SPEC)."""
+class Drain(namedtuple('Drain', 'readiness_gate seconds required on_failure drain_label',
+                       defaults=(None, 0, False, 'restore_if_healthy', None))):
+    """How pods are drained before the change: a readiness gate, or a label that Services select by
+    (args.DRAIN_ARG_SPEC; drain.drainer)."""
 
     __slots__ = ()
 
@@ -85,7 +86,8 @@ class Drain(namedtuple('Drain', 'readiness_gate seconds required on_failure',
     def from_params(cls, params):
         return cls(readiness_gate=params.get('readiness_gate'), seconds=params.get('drain_seconds') or 0,
                    required=bool(params.get('require_readiness_gate')),
-                   on_failure=params.get('readiness_gate_on_failure') or 'restore_if_healthy')
+                   on_failure=params.get('readiness_gate_on_failure') or 'restore_if_healthy',
+                   drain_label=params.get('drain_label'))
 
 
 class ImageChange(namedtuple('ImageChange', 'containers on_failure', defaults=('stop',))):

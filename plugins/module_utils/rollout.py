@@ -26,10 +26,10 @@ import difflib
 import json
 import time
 
-from ansible_collections.inplace.k8s.plugins.module_utils import batching, engine, plan, podstate, record, runner
-from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH
+from ansible_collections.inplace.k8s.plugins.module_utils import batching, drain, engine, plan, podstate, record, runner
+from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH, retry_conflict
 from ansible_collections.inplace.k8s.plugins.module_utils.convergence import pod_converged, pod_matches
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError, ValidationError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.errors import ApiError, InplaceError, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation, validate_images
 from ansible_collections.inplace.k8s.plugins.module_utils.images import satisfies
 from ansible_collections.inplace.k8s.plugins.module_utils.leftovers import undrain_leftovers
@@ -87,6 +87,7 @@ class Rollout:
             raise ValidationError('state release needs kind and name: pods chosen by label_selectors hold nothing')
         if self.restart and (self.images or self.resources):
             raise ValidationError('restart cannot be combined with images or resources in one rollout')
+        self.drainer = drain.drainer(params.get('readiness_gate'), params.get('drain_label'))
 
     # ---- shared
 
@@ -352,10 +353,9 @@ class Rollout:
             labels, _revision = self.workload.revision(self.params['wait_timeout'])
             changed = self.workload.relabel([p for p in pods if pod_converged(p, images, resources)], labels,
                                             self.check_mode)
-        undrained = undrain_leftovers(self.kube, pods, self.params.get('readiness_gate'), images, resources,
-                                      self.check_mode)
+        undrained = undrain_leftovers(self.kube, pods, self.drainer, images, resources, self.check_mode)
         if undrained:
-            self.warnings.append('readiness gate set True again on pod(s) left drained by an interrupted run: %s'
+            self.warnings.append('put back in service pod(s) left drained by an interrupted run: %s'
                                  % ', '.join(undrained))
         pods = self.pods()
         return self.result(pods, changed=bool(changed or undrained), relabelled=changed, undrained=undrained,
@@ -424,13 +424,14 @@ class Rollout:
         target = Target(namespace=self.params['namespace'], names=tuple(names), max_concurrency=len(names),
                         force_takeover=bool(self.params.get('force_takeover')))
         wait = Wait(timeout=self.params['wait_timeout'], min_ready_seconds=self.params.get('min_ready_seconds') or 0)
-        drain = Drain(readiness_gate=self.params.get('readiness_gate'), seconds=self.params.get('drain_seconds') or 0)
+        draining = Drain(readiness_gate=self.params.get('readiness_gate'), drain_label=self.params.get('drain_label'),
+                         seconds=self.params.get('drain_seconds') or 0)
         changes = {}
         warn = self.warnings.append
 
         def run(change, wait=wait):
-            return _outcome(lambda: runner.run(Task(target, change, wait, drain), self.kube, self.check_mode, self.diff,
-                                               warn, self.run_command))
+            return _outcome(lambda: runner.run(Task(target, change, wait, draining), self.kube, self.check_mode,
+                                               self.diff, warn, self.run_command))
         if self.restart:
             changes['restart'] = run(RestartChange(
                 containers=list(self.restart), strategy=Strategy(name=self.params.get('restart_strategy') or 'auto')))
@@ -611,6 +612,98 @@ class Rollout:
         result = [dict(names=sorted(names), images=json.loads(key).get('images') or {},
                        resources=json.loads(key).get('resources') or {}) for key, names in sorted(groups.items())]
         return self.result([], changed=bool(result), groups=result)
+
+    # ---- drain label
+
+    def drain_label(self):
+        """Make the workload drainable by ``drain_label`` in place: the label on every pod (a metadata write,
+        no restart), on the template under the usual hold (the controller keeps its pods: Deployment's
+        current ReplicaSet first, StatefulSet/DaemonSet pods relabelled with the new revision), then on the
+        selector of ``service`` once every pod carries it. Check mode reports what is missing."""
+        w, drainer = self.workload, self.drainer
+        if w is None or not isinstance(drainer, drain.LabelDrain):
+            raise ValidationError('state drain_label needs kind and name of a workload and drain_label')
+        w.read()
+        key, value = drainer.key, drainer.value
+        if key in drain.selector_keys(w.spec.get('selector')):
+            raise ValidationError('drain_label: %s %s/%s selects its pods by %s; choose a label only the Service '
+                                  'selects; nothing was changed' % (w.kind, w.namespace, w.name, key))
+        rec = w.record or {}
+        labels_target = {'labels': {key: value}}
+        if rec.get('state') in (IN_PROGRESS, ROLLING_BACK) and rec.get('target') != labels_target:
+            raise ValidationError('%s %s/%s has an unfinished rollout to %s: finish it first (%s)' % (
+                w.kind, w.namespace, w.name, json.dumps(_brief(rec.get('target')), sort_keys=True), WAY_OUT))
+        service = self._drain_service(key, value)
+        pods = w.pods()
+        unlabelled = [p for p in pods if not drainer.applies(p)]
+        template_labels = (w.template.get('metadata') or {}).get('labels') or {}
+        report = {'label': drainer.name, 'pods': len(pods),
+                  'unlabelled': [podstate.meta(p, 'name') for p in unlabelled],
+                  'drained': [podstate.meta(p, 'name') for p in pods if drainer.left_drained(p)],
+                  'template_labelled': template_labels.get(key) == value,
+                  'service': service and podstate.meta(service, 'name'),
+                  'service_selects': bool(service) and (service.get('spec') or {}).get('selector', {}).get(key) == value}
+        changed = bool(unlabelled or not report['template_labelled'] or (service and not report['service_selects']))
+        if self.check_mode or not changed:
+            return self.result(pods, changed=changed, drain_label=report)
+        for pod in unlabelled:
+            self._label_pod(pod, key, value)
+        if not report['template_labelled'] or rec.get('target') == labels_target:
+            if rec.get('target') != labels_target or rec.get('state') not in (IN_PROGRESS, ROLLING_BACK):
+                rec = {'state': IN_PROGRESS, 'target': labels_target, 'before': {'labels': {key: template_labels.get(key)}},
+                       'saved': w.saved_strategy(), 'started': record.timestamp()}
+            write_record(w, rec, w.hold_spec(), stamp=self._stamp)
+            w.set_template_labels({key: value})
+            revision_labels, _revision = w.revision(self.params['wait_timeout'])
+            w.relabel(w.pods(), revision_labels)
+            self._release(w.record or rec, {}, {}, DONE)
+        if service and not report['service_selects']:
+            left = [podstate.meta(p, 'name') for p in w.pods() if not drainer.applies(p)]
+            if left:
+                raise ValidationError('drain_label: pod(s) %s do not carry %s yet (created meanwhile?); the selector of '
+                                      'Service %s is left as it is: run this again' % (', '.join(left), drainer.name,
+                                                                                       report['service']))
+            self.kube.request('PATCH', '/api/v1/namespaces/%s/services/%s' % (w.namespace, report['service']),
+                              body={'metadata': {'resourceVersion': podstate.meta(service, 'resourceVersion')},
+                                    'spec': {'selector': {key: value}}}, content_type=MERGE_PATCH)
+        return self.result(w.pods(), changed=True, drain_label=report)
+
+    def _drain_service(self, key, value):
+        """The Service of ``service`` (None when not given); ValidationError when it does not select the
+        workload's pods (its selector without the drain label must match the template's labels)."""
+        name = self.params.get('service')
+        if not name:
+            return None
+        w = self.workload
+        try:
+            service = self.kube.request('GET', '/api/v1/namespaces/%s/services/%s' % (w.namespace, name))
+        except ApiError as exc:
+            raise ValidationError('service: cannot read Service %s/%s: %s; nothing was changed'
+                                  % (w.namespace, name, exc.msg))
+        selector = dict((service.get('spec') or {}).get('selector') or {})
+        selector.pop(key, None)
+        labels = (w.template.get('metadata') or {}).get('labels') or {}
+        if not selector or not selector_matches({'matchLabels': selector}, labels):
+            raise ValidationError('service: Service %s/%s does not select the pods of %s %s (selector %s); '
+                                  'nothing was changed' % (w.namespace, name, w.kind, w.name, json.dumps(selector)))
+        return service
+
+    def _label_pod(self, pod, key, value):
+        """Put the serving label on a pod that lacks it (guarded by resourceVersion, re-read on a conflict)."""
+        state = {'pod': pod}
+
+        def reread(_exc):
+            state['pod'] = self.kube.get_pod(podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name'))
+
+        @retry_conflict(on_retry=reread)
+        def attempt():
+            current = state['pod']
+            if (podstate.meta(current, 'labels') or {}).get(key) in (value, drain.DRAINED_VALUE):
+                return
+            self.kube.patch_pod(podstate.meta(current, 'namespace'), podstate.meta(current, 'name'), {'metadata': {
+                'resourceVersion': podstate.meta(current, 'resourceVersion'), 'labels': {key: value}}},
+                content_type=MERGE_PATCH)
+        attempt()
 
     def run(self):
         return getattr(self, self.params['state'])()

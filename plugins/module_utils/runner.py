@@ -13,7 +13,7 @@ its Task directly and runs the operations in-process with its own client.
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.inplace.k8s.plugins.module_utils import access, engine, targets
+from ansible_collections.inplace.k8s.plugins.module_utils import access, drain, engine, targets
 from ansible_collections.inplace.k8s.plugins.module_utils.args import protect_secrets
 from ansible_collections.inplace.k8s.plugins.module_utils.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
@@ -43,9 +43,11 @@ def execute(module, work):
 
 def check_options(task):
     """Option combinations that argument_spec cannot express."""
-    if task.drain.readiness_gate and not task.wait.enabled:
-        raise ValidationError('readiness_gate needs wait=true: the gate is set True again only after '
-                              'the change is verified')
+    for field in ('readiness_gate', 'drain_label'):
+        if getattr(task.drain, field) and not task.wait.enabled:
+            raise ValidationError('%s needs wait=true: a drained pod is put back only after the change is '
+                                  'verified' % field)
+    drain.drainer(task.drain.readiness_gate, task.drain.drain_label)   # raises on a bad drain_label
     if task.target.max_concurrency < 1:
         raise ValidationError('max_concurrency must be at least 1')
     if task.wait.timeout < 1 or task.drain.seconds < 0:
@@ -64,7 +66,8 @@ def engine_options(task, check_mode):
         max_concurrency=max(1, task.target.max_concurrency or 1), readiness_gate=task.drain.readiness_gate,
         drain_seconds=task.drain.seconds, require_readiness_gate=task.drain.required,
         gate_on_failure=task.drain.on_failure, on_failure=task.change.on_failure,
-        min_ready_seconds=task.wait.min_ready_seconds, force_takeover=task.target.force_takeover)
+        min_ready_seconds=task.wait.min_ready_seconds, force_takeover=task.target.force_takeover,
+        drain_label=task.drain.drain_label)
 
 
 def connect(task):
@@ -141,8 +144,9 @@ def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=
         warn(message)
         return empty_result()
     options = engine_options(task, check_mode)
-    watch = not check_mode and bool(options.wait or options.readiness_gate)
-    access.require(kube, target.namespace, access.needed(operation, check_mode, watch, options.readiness_gate))
+    drainer = drain.drainer(options.readiness_gate, options.drain_label)
+    watch = not check_mode and bool(options.wait or drainer)
+    access.require(kube, target.namespace, access.needed(operation, check_mode, watch, drainer))
     watcher = None
     if watch:
         labels, fields = target.selectors()

@@ -91,6 +91,20 @@ def change_ops(template, base, images=None, resources=None):
     return ops
 
 
+def label_ops(template, base, labels):
+    """JSON patch operations adding ``labels`` to the metadata of the template found at ``base``."""
+    have = ((template or {}).get('metadata') or {}).get('labels')
+    missing = {k: v for k, v in (labels or {}).items() if (have or {}).get(k) != v}
+    if not missing:
+        return []
+    if have is None:
+        prefix = [] if (template or {}).get('metadata') is not None else [
+            {'op': 'add', 'path': base + '/metadata', 'value': {}}]
+        return prefix + [{'op': 'add', 'path': base + '/metadata/labels', 'value': missing}]
+    return [{'op': 'add', 'path': base + '/metadata/labels/' + k.replace('~', '~0').replace('/', '~1'), 'value': v}
+            for k, v in sorted(missing.items())]
+
+
 def snapshot(template, images=None, resources=None):
     """The template's current values of what the change touches: {images: {...}, resources: {...}}."""
     pod = _as_pod(template)

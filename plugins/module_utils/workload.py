@@ -39,7 +39,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
     InplaceError, NotFoundError, ValidationError, WaitTimeout,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.selectors import owned_by, selector_string
-from ansible_collections.inplace.k8s.plugins.module_utils.templates import apply_change, change_ops
+from ansible_collections.inplace.k8s.plugins.module_utils.templates import apply_change, change_ops, label_ops
 
 KINDS = {
     'Deployment': 'deployments',
@@ -223,7 +223,21 @@ class Workload:
         return self._patch_template(KINDS[self.kind], self.name, self.obj, images, resources, check_mode,
                                     dry_run) or changed
 
-    def _patch_template(self, resource, name, obj, images, resources, check_mode, dry_run=False):
+    def set_template_labels(self, labels, check_mode=False):
+        """Add ``labels`` to the pod template(s) (Deployment: its current ReplicaSet's first, so that the
+        controller keeps that ReplicaSet and its pods); True if anything was written (or would be). Hold the
+        controller first (hold_spec): a template change alone would start its rolling update."""
+        changed = False
+        if self.kind == 'Deployment':
+            target = copy.deepcopy(self.template)
+            target.setdefault('metadata', {}).setdefault('labels', {}).update(labels)
+            rs = self.current_replicaset([self.template, target])
+            changed = self._patch_template('replicasets', podstate.meta(rs, 'name'), rs, None, None, check_mode,
+                                           labels=labels)
+        return self._patch_template(KINDS[self.kind], self.name, self.obj, None, None, check_mode,
+                                    labels=labels) or changed
+
+    def _patch_template(self, resource, name, obj, images, resources, check_mode, dry_run=False, labels=None):
         state = {'obj': obj}
 
         def reread(_exc):
@@ -233,6 +247,7 @@ class Workload:
         def attempt():
             current = state['obj']
             ops = change_ops((current.get('spec') or {}).get('template'), '/spec/template', images, resources)
+            ops.extend(label_ops((current.get('spec') or {}).get('template'), '/spec/template', labels))
             if not ops or check_mode:
                 return bool(ops)
             query = {'dryRun': 'All'} if dry_run else None

@@ -220,8 +220,20 @@ pods:
           description: The message of the API server or the kubelet.
           type: str
     readiness_gate:
-      description: The readiness gate handling; null when the pod was not drained.
+      description: >-
+        The readiness gate handling (O(readiness_gate) mode; the same entry as RV(pods[].drain)); null when
+        the pod was not drained that way.
       type: dict
+    drain:
+      description: >-
+        How the pod was drained (either mode); null when it was not. C(mode) V(readiness_gate) or V(label),
+        C(type) (the gate) or C(label) (C(KEY=VALUE)), C(status) when the task ended (gate V(True)/V(False),
+        label V(drained) or C(KEY=VALUE)), C(restored), C(observed_not_ready) (the pod reported NotReady, or
+        left the EndpointSlices), C(services) (label mode: the Services that listed the pod before),
+        C(resumed), C(message).
+      type: dict
+      sample: {mode: label, label: inplace.k8s/serving=true, status: inplace.k8s/serving=true, restored: true,
+               observed_not_ready: true, services: [web]}
     timings:
       description: >-
         Seconds spent in each phase - C(queued) waiting for one of O(max_concurrency) slots, C(drain),

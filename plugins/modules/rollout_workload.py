@@ -40,6 +40,10 @@ description:
     left on the old version stay protected, as with V(finish)), the record says C(released), no pod is changed.
   - V(watch) watches the pods of O(watch) for O(seconds), returning at the first that crashed, restarted or turned
     unready (RV(failed_pods)).
+  - V(drain_label) makes the workload drainable by O(drain_label) without recreating a pod - the label on every pod
+    (a metadata write), on the template under the usual hold (a Deployment keeps its ReplicaSet; StatefulSet and
+    DaemonSet pods get the new revision labels), then on the selector of O(service) once every pod carries it. In
+    check mode it only reports (RV(drain_label)) - pods without the label, template and Service selector.
   - With O(allow_recreate), a change that cannot be made in place is written to the template in V(prepare) and the
     controller's own rolling update replaces the pods.
 author:
@@ -52,7 +56,7 @@ options:
     description: The step to run.
     type: str
     required: true
-    choices: [prepare, gate, sync, batch, watch, finish, rollback, release]
+    choices: [prepare, gate, sync, batch, watch, finish, rollback, release, drain_label]
   namespace:
     description: Namespace of the workload or pods.
     type: str
@@ -115,8 +119,17 @@ options:
       - Readiness gate condition type used for draining (V(sync) restores leftovers; V(batch) drains each pod of the
         batch through it before changing it).
     type: str
+  drain_label:
+    description:
+      - Drain by this serving label (C(KEY=VALUE), C(KEY) meaning C(KEY=true)) instead of a readiness gate; see the
+        O(inplace.k8s.inplace_image#module:drain_label) option of the pod modules. Mutually exclusive with
+        O(readiness_gate). V(sync) restores the label of converged pods an interrupted run left drained.
+    type: str
+  service:
+    description: With V(drain_label), the Service (in O(namespace)) whose selector gains O(drain_label).
+    type: str
   drain_seconds:
-    description: With V(batch) and O(readiness_gate), seconds to wait after setting the gate False before the change.
+    description: With V(batch) and a drain mode, seconds to wait after draining a pod before the change.
     type: int
     default: 0
   on_failure:
@@ -320,8 +333,36 @@ relabelled:
   returned: sync, batch
   type: list
   elements: str
+drain_label:
+  description: What V(drain_label) found before it wrote (in check mode - what it would change).
+  returned: drain_label
+  type: dict
+  contains:
+    label:
+      description: The serving label, C(KEY=VALUE).
+      type: str
+    pods:
+      description: How many pods the workload has.
+      type: int
+    unlabelled:
+      description: Pods without the label (given it).
+      type: list
+      elements: str
+    drained:
+      description: Pods whose label is V(drained) (left so by an interrupted run; V(sync) puts them back).
+      type: list
+      elements: str
+    template_labelled:
+      description: The template already carried the label.
+      type: bool
+    service:
+      description: O(service), or null.
+      type: str
+    service_selects:
+      description: The Service's selector already had the label.
+      type: bool
 undrained:
-  description: Pods whose readiness gate an interrupted run left False and that were set True again.
+  description: Pods an interrupted run left drained (gate False, or drain label V(drained)) that were put back.
   returned: sync, batch
   type: list
   elements: str
@@ -344,7 +385,8 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout import Rollout
 
 MODULE_ARGS = {
     'state': {'type': 'str', 'required': True,
-              'choices': ['prepare', 'gate', 'sync', 'batch', 'watch', 'finish', 'rollback', 'release']},
+              'choices': ['prepare', 'gate', 'sync', 'batch', 'watch', 'finish', 'rollback', 'release',
+                          'drain_label']},
     'namespace': {'type': 'str', 'required': True},
     'kind': {'type': 'str', 'choices': ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']},
     'name': {'type': 'str'},
@@ -362,6 +404,8 @@ MODULE_ARGS = {
     'order_label': {'type': 'str'},
     'names': {'type': 'list', 'elements': 'str'},
     'readiness_gate': {'type': 'str'},
+    'drain_label': {'type': 'str'},
+    'service': {'type': 'str'},
     'drain_seconds': {'type': 'int', 'default': 0},
     'on_failure': {'type': 'str', 'default': 'stop', 'choices': ['stop', 'rollback']},
     'restart_strategy': {'type': 'str', 'default': 'auto', 'choices': list(STRATEGIES)},

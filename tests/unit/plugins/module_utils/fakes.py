@@ -13,6 +13,7 @@ import itertools
 import jsonpatch
 
 from ansible_collections.inplace.k8s.plugins.module_utils import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import ConflictError, NotFoundError, WaitTimeout
 
 
@@ -30,6 +31,8 @@ class FakeCluster(object):
     # ---- the API used by module_utils
 
     namespaces = None                # names of the namespaces that exist (None: every one)
+    services = {}                    # Service name -> selector: the EndpointSlices list its Ready pods
+    objects = {}                     # other paths GET answers (a pod's controller, for example)
 
     def request(self, method, path, query=None, body=None, content_type=None):
         self.calls.append(('request', method, path))
@@ -40,6 +43,12 @@ class FakeCluster(object):
             return {'metadata': {'name': name}}
         if path.endswith('/selfsubjectaccessreviews'):
             return {'status': {'allowed': True}}
+        if method == 'GET' and path.endswith('/endpointslices'):
+            return {'items': [self._slice(service, selector) for service, selector in sorted(self.services.items())]}
+        if method == 'GET' and path in self.objects:
+            if isinstance(self.objects[path], Exception):
+                raise self.objects[path]
+            return copy.deepcopy(self.objects[path])
         raise NotImplementedError(path)
 
     def get_pod(self, namespace, name):
@@ -63,7 +72,16 @@ class FakeCluster(object):
         if self.before_write:
             hook, self.before_write = self.before_write, None
             hook(self, name)
-        if subresource == 'status':
+        if content_type == MERGE_PATCH and subresource is None:
+            # Metadata merge patches (labels, annotations), a resourceVersion in them a precondition.
+            metadata = body.get('metadata') or {}
+            if metadata.get('resourceVersion') not in (None, pod['metadata']['resourceVersion']):
+                raise ConflictError('Operation cannot be fulfilled on pods "%s": the object has been modified' % name,
+                                    status=409)
+            for key in ('labels', 'annotations'):
+                pod['metadata'].setdefault(key, {}).update(metadata.get(key) or {})
+            self._touch(pod)
+        elif subresource == 'status':
             # Like the API server: a resourceVersion in a merge patch is a precondition (409), and
             # pods/status takes annotations too.
             metadata = body.get('metadata') or {}
@@ -89,6 +107,16 @@ class FakeCluster(object):
         if self.kubelet:
             self.run_kubelet(name)
         return copy.deepcopy(pod)
+
+    def _slice(self, service, selector):
+        endpoints = []
+        for pod in sorted(self.pods.values(), key=lambda p: p['metadata']['name']):
+            labels = pod['metadata'].get('labels') or {}
+            if all(labels.get(k) == v for k, v in selector.items()):
+                endpoints.append({'addresses': [pod['status'].get('podIP')], 'conditions': {
+                    'ready': podstate.is_ready(pod)}, 'targetRef': {'kind': 'Pod', 'uid': pod['metadata']['uid']}})
+        return {'metadata': {'name': service + '-abcde', 'labels': {'kubernetes.io/service-name': service}},
+                'endpoints': endpoints}
 
     # ---- test helpers
 

@@ -6,7 +6,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import access
+from ansible_collections.inplace.k8s.plugins.module_utils import access, drain
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import ApiError, ForbiddenError
 from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.resize import ResizeOperation
@@ -34,9 +34,9 @@ def test_needed_per_operation_and_options():
     image = ImageOperation({'app': 'x:1'})
     resize = ResizeOperation({'app': {'requests': {'cpu': '1'}}}, version=(1, 36))
     assert access.needed(image, False, True, None) == [('watch', 'pods', ''), ('patch', 'pods', '')]
-    assert access.needed(resize, False, True, 'g') == [
+    assert access.needed(resize, False, True, drain.GateDrain('g')) == [
         ('watch', 'pods', ''), ('patch', 'pods', ''), ('patch', 'pods/resize', ''), ('patch', 'pods/status', '')]
-    assert access.needed(image, True, False, 'g') == []          # check mode writes nothing
+    assert access.needed(image, True, False, drain.GateDrain('g')) == []          # check mode writes nothing
     old = ResizeOperation({'app': {'requests': {'cpu': '1'}}}, version=(1, 30))
     assert ('patch', 'pods/resize', '') not in access.needed(old, False, False, None)
 

@@ -191,7 +191,7 @@ def test_readiness_gate_drain_and_restore():
     assert seen == [(False, 'in-progress'), (True, 'done')]
     assert [c[2] for c in cluster.calls if c[0] == 'patch'] == ['status', None, 'status']
     assert record.get(cluster.pods['web-0'], 'image')['state'] == 'done'
-    assert pod['readiness_gate'] == {'type': GATE, 'status': 'True', 'restored': True, 'observed_not_ready': True}
+    assert pod['readiness_gate'] == {'mode': 'readiness_gate', 'type': GATE, 'status': 'True', 'restored': True, 'observed_not_ready': True}
     assert 'drain' in pod['timings'] and 'undrain' in pod['timings']
     assert drain.gate_status(cluster.pods['web-0'], GATE) == 'True'
 
@@ -202,7 +202,7 @@ def test_gate_left_false_when_pod_unhealthy_after_failure():
     pod = result['pods'][0]
     assert pod['status'] == 'failed'
     assert pod['readiness_gate']['status'] == 'False' and pod['readiness_gate']['restored'] is False
-    assert any('left False' in w for w in runner.warnings)
+    assert any('left drained' in w for w in runner.warnings)
     assert drain.gate_status(cluster.pods['web-0'], GATE) == 'False'
 
 
