@@ -13,16 +13,18 @@ its Task directly and runs the operations in-process with its own client.
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.inplace.k8s.plugins.module_utils import access, drain, engine, targets
 from ansible_collections.inplace.k8s.plugins.module_utils.args import protect_secrets
-from ansible_collections.inplace.k8s.plugins.module_utils.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Kube
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Kube
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     InplaceError, NoMatchError, OperationFailed, ValidationError,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
 from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Connection, ImageChange, ResizeChange, RestartChange, Task,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.waiter import PodWatcher
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, targets
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
 
 
 def execute(module, work):
@@ -117,11 +119,11 @@ def build(kube, task, warn, run_command=None):
     runs, so that a module starts up with only its own (Ansible packs imports in functions too)."""
     change = task.change
     if isinstance(change, ImageChange):
-        from ansible_collections.inplace.k8s.plugins.module_utils import image as operation
+        from ansible_collections.inplace.k8s.plugins.module_utils.operations import image as operation
     elif isinstance(change, ResizeChange):
-        from ansible_collections.inplace.k8s.plugins.module_utils import resize as operation
+        from ansible_collections.inplace.k8s.plugins.module_utils.operations import resize as operation
     elif isinstance(change, RestartChange):
-        from ansible_collections.inplace.k8s.plugins.module_utils import recreate as operation
+        from ansible_collections.inplace.k8s.plugins.module_utils.operations import recreate as operation
     else:
         raise ValidationError('unknown change: %r' % (change,))
     return operation.build(kube, task, warn, run_command)

@@ -341,10 +341,12 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inplace.k8s.plugins.module_utils import cri, recreate, runner
+from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import (
     AUTH_ARG_SPEC, DRAIN_ARG_SPEC, TARGET_ARG_SPEC, TARGET_CONSTRAINTS, WAIT_ARG_SPEC, argument_spec,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import recreate
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import cri
 from ansible_collections.inplace.k8s.plugins.module_utils.options import RestartChange
 
 MODULE_ARGS = {

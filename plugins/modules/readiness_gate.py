@@ -226,8 +226,9 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inplace.k8s.plugins.module_utils import gates, runner
+from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, argument_spec
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import gates
 
 MODULE_ARGS = {
     'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent', 'healed']},

@@ -380,8 +380,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, argument_spec
-from ansible_collections.inplace.k8s.plugins.module_utils.recreate import STRATEGIES
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import Rollout
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.recreate import STRATEGIES
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 
 MODULE_ARGS = {
     'state': {'type': 'str', 'required': True,

@@ -22,7 +22,7 @@ import sys
 import time
 import uuid
 
-from ansible_collections.inplace.k8s.plugins.module_utils import batching
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 
 import measure
 import workloads

@@ -33,9 +33,9 @@ import json
 
 import jsonpatch
 
-from ansible_collections.inplace.k8s.plugins.module_utils import access
-from ansible_collections.inplace.k8s.plugins.module_utils.client import JSON_PATCH, MERGE_PATCH
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ConflictError, NotFoundError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import JSON_PATCH, MERGE_PATCH
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConflictError, NotFoundError
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
 
 KIND_OF = {'deployments': 'Deployment', 'statefulsets': 'StatefulSet', 'daemonsets': 'DaemonSet',

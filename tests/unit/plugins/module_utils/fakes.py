@@ -12,9 +12,9 @@ import itertools
 
 import jsonpatch
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate
-from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ConflictError, NotFoundError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConflictError, NotFoundError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
 
 class FakeCluster(object):

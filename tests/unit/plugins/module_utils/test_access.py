@@ -6,10 +6,11 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import access, drain
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ApiError, ForbiddenError
-from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
-from ansible_collections.inplace.k8s.plugins.module_utils.resize import ResizeOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, ForbiddenError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.resize import ResizeOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain
 
 
 class Reviewer(object):

@@ -9,8 +9,8 @@ import json
 import pytest
 import urllib3
 
-from ansible_collections.inplace.k8s.plugins.module_utils import client, errors
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import client, errors
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
 )
 

@@ -7,8 +7,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import drain, plan, podstate
-from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, plan, podstate
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
 
 NGINX = 'nginx@sha256:9ae97d36d26566ff84e8893c64a6dc4fe8ca6d1144bf5b87b2b85a32def253c7'

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import cri, restart
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import PodFailure, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import PodFailure, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import cri, restart
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
 
 CRICTL_PS = json.dumps({'containers': [{

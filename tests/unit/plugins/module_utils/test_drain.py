@@ -6,8 +6,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import drain
-from ansible_collections.inplace.k8s.plugins.module_utils.client import STRATEGIC_MERGE_PATCH
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import STRATEGIC_MERGE_PATCH
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain
 
 GATE = 'inplace.k8s/ready'
 

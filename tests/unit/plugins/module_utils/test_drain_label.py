@@ -7,9 +7,9 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import drain, record
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ApiError, ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.leftovers import undrain_leftovers
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, record
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.leftovers import undrain_leftovers
 
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_engine import NEW, pods, run

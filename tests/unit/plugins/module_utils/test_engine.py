@@ -9,9 +9,10 @@ import json
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import drain, engine, plan as planning, podstate, record
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, plan as planning, podstate, record
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load, spec_of, status_of
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 
@@ -475,7 +476,7 @@ def test_check_mode_says_what_admission_would_store():
 
 
 def test_admission_denial_fails_the_pod_and_leaves_it_as_it_was():
-    from ansible_collections.inplace.k8s.plugins.module_utils.errors import AdmissionDenied
+    from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import AdmissionDenied
 
     def deny(pod):
         raise AdmissionDenied('admission webhook "deny.example" denied the request: no', status=403)
@@ -507,7 +508,7 @@ def test_a_tag_switched_to_its_digest_by_a_restart_is_that_tag():
 
 
 def test_after_an_admission_denial_the_other_pods_are_not_attempted():
-    from ansible_collections.inplace.k8s.plugins.module_utils.errors import AdmissionDenied
+    from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import AdmissionDenied
 
     def deny(pod):
         raise AdmissionDenied('admission webhook "deny.example" denied the request: no', status=403)

@@ -10,10 +10,11 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.inplace.k8s.plugins.module_utils import access, gates
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     ConflictError, ForbiddenError, NotFoundError, ValidationError,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import gates
 
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
 

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import imageref, images, record
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import imageref
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import images, record
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load, spec_of
 
 DIGEST = 'sha256:' + 'ab' * 32

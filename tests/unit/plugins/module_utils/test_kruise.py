@@ -4,9 +4,9 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.inplace.k8s.plugins.module_utils import kruise
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import kruise
 from ansible_collections.inplace.k8s.plugins.module_utils.options import Drain, Strategy, Wait
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import NotFoundError
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
 
 
@@ -121,7 +121,7 @@ class FakeKube(object):
 
 
 def test_kruise_strategy_creates_one_request_and_follows_it():
-    from ansible_collections.inplace.k8s.plugins.module_utils import restart
+    from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import restart
     pod = load('pod_web.json')
     pod['metadata']['namespace'] = 'shop'
     kube = FakeKube()

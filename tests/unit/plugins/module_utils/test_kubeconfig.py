@@ -19,8 +19,8 @@ import pytest
 import urllib3
 import yaml
 
-from ansible_collections.inplace.k8s.plugins.module_utils import client, kubeconfig
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ConfigError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import client, kubeconfig
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConfigError
 
 CA = b'-----BEGIN CERTIFICATE-----\nMIIBcertificateauthority\n-----END CERTIFICATE-----\n'
 CERT = b'-----BEGIN CERTIFICATE-----\nMIIBclientcertificate\n-----END CERTIFICATE-----\n'
@@ -495,7 +495,8 @@ def test_common_kubeconfigs_never_import_kubernetes(tmp_path):
     script = textwrap.dedent('''\
         import sys
         from ansible_collections.inplace.k8s.plugins.modules import inplace_image, inplace_resize, container_recreate
-        from ansible_collections.inplace.k8s.plugins.module_utils import client, options
+        from ansible_collections.inplace.k8s.plugins.module_utils import options
+        from ansible_collections.inplace.k8s.plugins.module_utils.connection import client
         kube = client.Kube.connect(options.Connection(kubeconfig=%r))
         assert kube.host == %r, kube.host
         print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'kubernetes')))

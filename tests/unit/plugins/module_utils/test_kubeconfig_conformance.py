@@ -27,7 +27,7 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.config import incluster_config
 
-from ansible_collections.inplace.k8s.plugins.module_utils import kubeconfig
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import kubeconfig
 
 SERVER = 'https://127.0.0.1:6443'
 

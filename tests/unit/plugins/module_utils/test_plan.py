@@ -6,9 +6,9 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import plan
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import spec_of, status_of
 
 

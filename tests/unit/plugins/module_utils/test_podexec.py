@@ -6,8 +6,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podexec
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import podexec
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
 
 KILL = ['kill', '-TERM', '1']
@@ -87,7 +87,7 @@ class Clock(object):
 
 
 def test_exec_strategy_reports_a_signal_that_restarted_nothing():
-    from ansible_collections.inplace.k8s.plugins.module_utils import restart
+    from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import restart
     pod = load('pod_web.json')
     pod['spec']['terminationGracePeriodSeconds'] = 5
     clock = Clock()

@@ -6,7 +6,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import status_of
 
 DIGEST = 'sha256:' + 'a' * 64

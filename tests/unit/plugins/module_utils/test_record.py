@@ -9,7 +9,7 @@ import json
 import jsonpatch
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import record
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import spec_of
 
 SNAP = {'app': {'image': 'registry.example/app:1.0', 'containerID': 'fake://app-7c1e_0'}}

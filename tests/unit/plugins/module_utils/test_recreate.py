@@ -9,9 +9,11 @@ import json
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import engine, imageref, images, plan, record, recreate, restart
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine, recreate
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import imageref, restart
 from ansible_collections.inplace.k8s.plugins.module_utils.options import RestartChange, Target, Task, Wait
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import images, plan, record
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load, spec_of, status_of
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_engine import options
@@ -238,7 +240,7 @@ def test_describe_shapes_the_container_result():
     op = recreate.RecreateOperation(Recording(), settings(), clock=Clock())
     pod = load('pod_web.json')
     cplan = acted(op, pod)
-    from ansible_collections.inplace.k8s.plugins.module_utils import podstate
+    from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
     described = op.describe(cplan, podstate.find_container(pod, 'app'),
                             podstate.find_container(restarted_pod(pod), 'app'))
     assert described == {'strategy': 'recording', 'started_at_before': '2025-11-21T21:10:05Z',

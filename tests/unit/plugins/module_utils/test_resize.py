@@ -10,8 +10,9 @@ import json
 import jsonpatch
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import engine, plan, podstate, record, resize
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ApiError, ConflictError, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, ConflictError, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine, resize
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan, podstate, record
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load, spec_of, status_of
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_engine import options
@@ -418,7 +419,7 @@ def test_failure_from_conditions(kind, reason, observed, failure):
            'reason': 'Invalid', 'details': {'causes': [{'reason': 'FieldValueInvalid'}]}}, False, False),
 ])
 def test_api_answers(status, body, conflict, node_capacity):
-    from ansible_collections.inplace.k8s.plugins.module_utils.client import _error_from_response
+    from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import _error_from_response
     error = _error_from_response(status, json.dumps(body), {})
     assert isinstance(error, ConflictError) is conflict
     assert resize.is_node_capacity(error) is node_capacity

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import resources as res
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import resources as res
 
 
 def rr(requests=None, limits=None):

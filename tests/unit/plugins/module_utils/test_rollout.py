@@ -10,12 +10,13 @@ import copy
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import access, runner
-from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import NotFoundError, ValidationError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils import runner
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.options import ImageChange, Target, Task
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import RESTART_ANNOTATION, Rollout
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import watch_failures as rollout_watch_failures
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import RESTART_ANNOTATION, Rollout
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import watch_failures as rollout_watch_failures
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 

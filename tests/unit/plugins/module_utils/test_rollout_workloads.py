@@ -10,10 +10,10 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import AdmissionDenied, ValidationError, WaitTimeout
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import RESTART_ANNOTATION, Rollout
-from ansible_collections.inplace.k8s.plugins.module_utils.record import WORKLOAD_ANNOTATION, workload_record
-from ansible_collections.inplace.k8s.plugins.module_utils.workload import RolloutError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import AdmissionDenied, ValidationError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import WORKLOAD_ANNOTATION, workload_record
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import RESTART_ANNOTATION, Rollout
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import RolloutError
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, template, workload
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock, Watcher
 

@@ -6,12 +6,13 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import runner, targets
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import NoMatchError, OperationFailed, ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import NotFoundError
+from ansible_collections.inplace.k8s.plugins.module_utils import runner
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NoMatchError, OperationFailed, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError
 from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Drain, ImageChange, ResizeChange, RestartChange, Strategy, Target, Task, Wait,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import targets
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
 

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate, waiter
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import PodFailure, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import PodFailure, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, waiter
 
 
 def version(pod, rv):

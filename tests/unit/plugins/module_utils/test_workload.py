@@ -10,8 +10,9 @@ import json
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import convergence, record, selectors, templates, workload
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import record
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import convergence, selectors, templates, workload
 
 TEMPLATE = {
     'metadata': {'labels': {'app': 'db'}},

@@ -54,8 +54,8 @@ found:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inplace.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, argument_spec
-from ansible_collections.inplace.k8s.plugins.module_utils.client import Kube
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError, NotFoundError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import Kube
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError, NotFoundError
 from ansible_collections.inplace.k8s.plugins.module_utils.options import Connection
 
 

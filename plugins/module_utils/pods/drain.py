@@ -11,11 +11,11 @@ serving label (``key=value``) that the pod's controller does not select by; drai
 DRAINED_VALUE, so the EndpointSlice controller drops the pod while its controller keeps it, and
 restoring sets the value back. Each mode is a ``Drainer``; the engine calls only its methods."""
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record
 import re
 
-from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH, STRATEGIC_MERGE_PATCH
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ApiError, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH, STRATEGIC_MERGE_PATCH
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, ValidationError
 
 DRAIN_REASON = 'InplaceUpdate'
 READY_REASON = 'InplaceUpdateDone'

@@ -19,9 +19,10 @@ from collections import namedtuple
 
 from urllib.parse import quote
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate, restart
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import NotFoundError
-from ansible_collections.inplace.k8s.plugins.module_utils.waiter import Watcher
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import restart
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import Watcher
 
 GROUP = 'apps.kruise.io'
 API_VERSION = GROUP + '/v1alpha1'

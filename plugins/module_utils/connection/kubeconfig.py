@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover - client.HAS_KUBERNETES reports it
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ConfigError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConfigError
 
 DEFAULT_SOURCE = 'kubeconfig from K8S_AUTH_KUBECONFIG/KUBECONFIG/~/.kube/config'
 IN_CLUSTER_SOURCE = 'the in-cluster service account'

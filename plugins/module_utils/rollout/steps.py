@@ -26,23 +26,26 @@ import difflib
 import json
 import time
 
-from ansible_collections.inplace.k8s.plugins.module_utils import batching, drain, engine, plan, podstate, record, runner
-from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH, retry_conflict
-from ansible_collections.inplace.k8s.plugins.module_utils.convergence import pod_converged, pod_matches
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ApiError, InplaceError, ValidationError, WaitTimeout
-from ansible_collections.inplace.k8s.plugins.module_utils.image import ImageOperation, validate_images
-from ansible_collections.inplace.k8s.plugins.module_utils.images import satisfies
-from ansible_collections.inplace.k8s.plugins.module_utils.leftovers import undrain_leftovers
+from ansible_collections.inplace.k8s.plugins.module_utils import runner
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH, retry_conflict
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, InplaceError, ValidationError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation, validate_images
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.resize import ResizeOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Drain, ImageChange, ResizeChange, RestartChange, Strategy, Target, Task, Wait,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.record import (
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, plan, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.images import satisfies
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import (
     DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.resize import ResizeOperation
-from ansible_collections.inplace.k8s.plugins.module_utils.selectors import selector_matches, selector_string
-from ansible_collections.inplace.k8s.plugins.module_utils.templates import change_ops, snapshot, template_refusals
-from ansible_collections.inplace.k8s.plugins.module_utils.workload import Workload, write_record
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_converged, pod_matches
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.leftovers import undrain_leftovers
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import selector_matches, selector_string
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.templates import change_ops, snapshot, template_refusals
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import Workload, write_record
 
 RESTART_ANNOTATION = 'inplace.k8s/restart-id'
 POLL_SECONDS = 2.0

@@ -7,7 +7,7 @@ namespace exists."""
 
 from urllib.parse import quote
 
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ApiError, NotFoundError, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, NotFoundError, ValidationError
 
 
 def require_namespace(kube, namespace, **details):

@@ -19,9 +19,10 @@ import threading
 import time
 from collections import namedtuple
 
-from ansible_collections.inplace.k8s.plugins.module_utils import cri, imageref, kruise, plan, podexec, podstate, restart
-from ansible_collections.inplace.k8s.plugins.module_utils.engine import Operation
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import Operation
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import cri, imageref, kruise, podexec, restart
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan, podstate
 
 STRATEGIES = ('auto', 'kruise', 'image_reference', 'exec', 'cri')
 

@@ -8,7 +8,7 @@ container with its desired value; the rules that hold for every in-place change 
 
 from collections import namedtuple
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
 UNCHANGED = 'unchanged'   # spec and status already at the desired value: nothing to do
 PENDING = 'pending'       # spec already at the desired value, status not yet: no write, wait (resume)

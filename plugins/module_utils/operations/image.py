@@ -4,9 +4,9 @@
 
 """The image operation: set container / sidecar images in place (what inplace_image runs)."""
 
-from ansible_collections.inplace.k8s.plugins.module_utils import images, plan, podstate, record
-from ansible_collections.inplace.k8s.plugins.module_utils.engine import ConcurrentChange, Operation
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ConflictError, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConflictError, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import ConcurrentChange, Operation
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import images, plan, podstate, record
 
 
 def validate_images(images, field='containers'):

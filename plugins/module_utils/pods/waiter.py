@@ -27,9 +27,9 @@ import threading
 import time
 from collections import deque
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate
-from ansible_collections.inplace.k8s.plugins.module_utils.client import Kube, backoff_delay
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ApiError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import Kube, backoff_delay
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
 WATCH_SECONDS = 30   # the server ends each watch after this; it is then resumed from the last version
 WAKE_SECONDS = 5     # waiters re-check at least this often (deadlines, watch errors)

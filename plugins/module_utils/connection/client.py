@@ -24,8 +24,8 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised by the sanity import test
     URLLIB3_IMPORT_ERROR = exc
 
-from ansible_collections.inplace.k8s.plugins.module_utils import kubeconfig
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import kubeconfig
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     REFUSALS, AdmissionDenied, ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
     classify_refusal,
 )

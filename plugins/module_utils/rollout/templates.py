@@ -8,10 +8,10 @@ values it replaces."""
 
 import copy
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate
-from ansible_collections.inplace.k8s.plugins.module_utils import resources as resources_util
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.images import pins_tag
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import resources as resources_util
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.images import pins_tag
 
 
 def _as_pod(template):

@@ -7,9 +7,9 @@ resources; ``pod_converged``: it also runs them (containers started and ready on
 reports the resources). Image equivalence (a pinned tag, what admission stored, a digest switch) is
 images.satisfies / effective_image."""
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate
-from ansible_collections.inplace.k8s.plugins.module_utils import resources as resources_util
-from ansible_collections.inplace.k8s.plugins.module_utils.images import effective_image, satisfies
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import resources as resources_util
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.images import effective_image, satisfies
 
 
 def pod_matches(pod, images=None, resources=None):

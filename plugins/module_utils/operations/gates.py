@@ -27,12 +27,13 @@ import re
 
 from urllib.parse import quote
 
-from ansible_collections.inplace.k8s.plugins.module_utils import access, drain, podstate
-from ansible_collections.inplace.k8s.plugins.module_utils.client import STRATEGIC_MERGE_PATCH
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import STRATEGIC_MERGE_PATCH
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     ApiError, ConflictError, NotFoundError, ValidationError,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.workload import Workload
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import Workload
 
 GROUP = 'admissionregistration.k8s.io'
 API_VERSION = GROUP + '/v1'

@@ -11,7 +11,7 @@ state record, drain a pod or change one container and then stop half-way. The AP
 that cannot answer is not an error here: the writes themselves are then the check.
 """
 
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import RBAC_HINT, ApiError, RbacForbidden
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import RBAC_HINT, ApiError, RbacForbidden
 
 REVIEW_PATH = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews'
 

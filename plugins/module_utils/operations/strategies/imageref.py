@@ -13,8 +13,9 @@ later run switches back to the tag, and ``images.is_recorded_digest_of()`` tells
 rollout, an image update) that a digest-pinned container still runs "its" tag.
 """
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate, restart
-from ansible_collections.inplace.k8s.plugins.module_utils.images import (
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import restart
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.images import (
     RESTART_RECORD, is_digest_form, recorded_tag, repository, same_repository,
 )
 

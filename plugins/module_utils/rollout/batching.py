@@ -8,8 +8,8 @@ the pods still to update into batches (canary first, a partition of pods left on
 import math
 import re
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
 ORDERS = ('ordinal', 'reverse_ordinal', 'node', 'label', 'name')
 POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index'

@@ -42,7 +42,7 @@ import socket
 import time
 import uuid
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
 ANNOTATION = 'inplace.k8s/state'
 WORKLOAD_ANNOTATION = 'inplace.k8s/rollout'   # the rollout record on a workload

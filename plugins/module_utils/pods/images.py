@@ -18,7 +18,7 @@ Every comparison of images uses it: the image operation, the image_reference str
 convergence checks.
 """
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record
 
 RESTART_RECORD = 'recreate'   # the state record written by container_recreate
 IMAGE_RECORD = 'image'        # the state record written by inplace_image (keeps ``stored``)

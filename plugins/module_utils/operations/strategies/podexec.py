@@ -18,8 +18,9 @@ import re
 import time
 from collections import namedtuple
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate, restart
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import PodFailure, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import PodFailure, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import restart
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
 SIGNALS = {'HUP': 1, 'INT': 2, 'QUIT': 3, 'KILL': 9, 'USR1': 10, 'USR2': 12, 'TERM': 15}
 DEFAULT_SIGNAL = 'TERM'

@@ -14,8 +14,9 @@ Stopping through the runtime bypasses the kubelet: no preStop hook runs.
 
 import json
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate, restart
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import PodFailure, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import PodFailure, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import restart
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
 CRICTL, LOCAL_CLUSTER = 'crictl', 'local-cluster'
 CLIENTS = (CRICTL, LOCAL_CLUSTER)

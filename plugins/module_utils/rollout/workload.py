@@ -33,13 +33,13 @@ import json
 import time
 from urllib.parse import quote
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate, record, targets
-from ansible_collections.inplace.k8s.plugins.module_utils.client import JSON_PATCH, MERGE_PATCH, retry_conflict
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import JSON_PATCH, MERGE_PATCH, retry_conflict
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     InplaceError, NotFoundError, ValidationError, WaitTimeout,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.selectors import owned_by, selector_string
-from ansible_collections.inplace.k8s.plugins.module_utils.templates import apply_change, change_ops, label_ops
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record, targets
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import owned_by, selector_string
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.templates import apply_change, change_ops, label_ops
 
 KINDS = {
     'Deployment': 'deployments',

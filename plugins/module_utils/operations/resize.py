@@ -21,12 +21,12 @@ in an ordinary pod patch, together with the record. Below 1.27 resize is not sup
 
 import re
 
-from ansible_collections.inplace.k8s.plugins.module_utils import plan, podstate, record, resources
-from ansible_collections.inplace.k8s.plugins.module_utils.client import JSON_PATCH, Kube
-from ansible_collections.inplace.k8s.plugins.module_utils.engine import Operation
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import JSON_PATCH, Kube
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     ApiError, ConflictError, PodFailure, ValidationError,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import Operation
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan, podstate, record, resources
 
 RESIZE_MIN = (1, 27)              # InPlacePodVerticalScaling (alpha): resources in a pod patch
 SUBRESOURCE_MIN = (1, 32)         # pods/resize

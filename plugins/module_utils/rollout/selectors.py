@@ -5,7 +5,7 @@
 """Pure: label selectors (matchLabels / matchExpressions) as the API's string form and as a test of a set
 of labels, and controller ownership."""
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
 
 def selector_string(selector):

@@ -18,11 +18,11 @@ import time
 from collections import namedtuple
 from concurrent.futures import ThreadPoolExecutor
 
-from ansible_collections.inplace.k8s.plugins.module_utils import drain, plan as planning, podstate, record
-from ansible_collections.inplace.k8s.plugins.module_utils.client import retry_conflict
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import retry_conflict
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     AdmissionDenied, ApiError, InplaceError, PodFailure, ValidationError, WaitTimeout,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, plan as planning, podstate, record
 
 # Pod statuses in the result. RESUMED: a run stopped before it set the readiness gate True again
 # (gate False with drain.DRAIN_REASON); this one waited for the containers and set it True.

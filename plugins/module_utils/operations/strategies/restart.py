@@ -12,7 +12,7 @@ cri.CriStrategy; recreate.RecreateOperation drives them through the engine.
 
 import datetime
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
 RESTART = 'restart'   # the desired value of a container restarted without a change of its spec
 

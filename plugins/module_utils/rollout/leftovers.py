@@ -4,8 +4,8 @@
 
 """What an interrupted run leaves behind on pods that the rollout clears up (its sync step)."""
 
-from ansible_collections.inplace.k8s.plugins.module_utils import podstate, record
-from ansible_collections.inplace.k8s.plugins.module_utils.convergence import pod_converged
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_converged
 
 
 def undrain_leftovers(kube, pods, drainer, images=None, resources=None, check_mode=False):
