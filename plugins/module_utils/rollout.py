@@ -422,6 +422,7 @@ class Rollout(object):
         common = {'namespace': self.params['namespace'], 'names': list(names), 'max_concurrency': len(names),
                   'wait_timeout': self.params['wait_timeout'], 'readiness_gate': self.params.get('readiness_gate'),
                   'drain_label': self.params.get('drain_label'),
+                  'require_readiness_gate': bool(self.params.get('require_readiness_gate')),
                   'drain_seconds': self.params.get('drain_seconds') or 0,
                   'min_ready_seconds': self.params.get('min_ready_seconds') or 0,
                   'force_takeover': bool(self.params.get('force_takeover'))}

@@ -128,6 +128,12 @@ options:
         O(inplace.k8s.inplace_image#module:drain_label) option of the pod modules. Mutually exclusive with
         O(readiness_gate). V(sync) restores the label of converged pods an interrupted run left drained.
     type: str
+  require_readiness_gate:
+    description:
+      - With V(batch), fail a pod, before anything of it is written, that cannot be drained the way asked (no readiness
+        gate O(readiness_gate) in its spec, or without O(drain_label)).
+    type: bool
+    default: false
   service:
     description: With V(drain_label), the Service (in O(namespace)) whose selector gains O(drain_label).
     type: str
@@ -409,6 +415,7 @@ MODULE_ARGS = {
     'names': {'type': 'list', 'elements': 'str'},
     'readiness_gate': {'type': 'str'},
     'drain_label': {'type': 'str'},
+    'require_readiness_gate': {'type': 'bool', 'default': False},
     'service': {'type': 'str'},
     'drain_seconds': {'type': 'int', 'default': 0},
     'on_failure': {'type': 'str', 'default': 'stop', 'choices': ['stop', 'rollback']},
