@@ -12,7 +12,7 @@ __metaclass__ = type
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.inplace.k8s.plugins.module_utils import access, drain, engine, targets
+from ansible_collections.inplace.k8s.plugins.module_utils import access, drain, engine, prepull, targets
 from ansible_collections.inplace.k8s.plugins.module_utils.args import protect_secrets
 from ansible_collections.inplace.k8s.plugins.module_utils.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import (
@@ -86,7 +86,8 @@ def run_operation(kube, params, operation, check_mode=False, diff=False, warn=No
     options = engine.options_from_params(params, check_mode)
     drainer = drain.drainer(options.readiness_gate, options.drain_label)
     watch = not check_mode and bool(options.wait or drainer)
-    access.require(kube, params['namespace'], access.needed(operation, check_mode, watch, drainer))
+    access.require(kube, params['namespace'], access.needed(operation, check_mode, watch, drainer) + (
+        list(prepull.PERMISSIONS) if params.get('prepull') and not check_mode else []))
     watcher = None
     if watch:
         labels, fields = targets.selectors(params)
