@@ -30,7 +30,7 @@ import json
 import time
 
 from ansible_collections.inplace.k8s.plugins.module_utils import (
-    batching, drain, engine, imageref, plan, podstate, record, recreate, resize, runner,
+    access, batching, drain, engine, prepull, imageref, plan, podstate, record, recreate, resize, runner,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.client import MERGE_PATCH, retry_conflict
 from ansible_collections.inplace.k8s.plugins.module_utils.errors import ApiError, InplaceError, ValidationError, WaitTimeout
@@ -170,6 +170,9 @@ class Rollout(object):
     # ---- prepare
 
     def prepare(self):
+        if self.params.get('prepull') and self.images and not self.check_mode:
+            # The batches create pre-pull pods: refused here, before the workload is held, without the right.
+            access.require(self.kube, self.params['namespace'], prepull.PERMISSIONS)
         w = self.workload
         if w is not None:
             w.read()
@@ -330,8 +333,19 @@ class Rollout(object):
     # ---- sync
 
     def sync(self, names=None):
-        """``names``: the pods a restart marks (default: the names param)."""
+        """``names``: the pods a restart marks (default: the names param). With ``prepull``, the pre-pull
+        pods a stopped rollout left are deleted."""
+        self._delete_prepulled()
         return self._sync(names)[0]
+
+    def _delete_prepulled(self):
+        """Pre-pull pods the batches left for the next pods (none after the last batch, unless stopped)."""
+        if not self.params.get('prepull') or self.check_mode:
+            return
+        puller = prepull.Prepull(self.kube, self.params['namespace'], self.owner['run'])
+        puller.delete()
+        self.warnings.extend('pre-pull pod %s could not be deleted (%s): delete it with kubectl delete pod -l %s'
+                             % (name, why, prepull.LABEL) for name, why in puller.left)
 
     def _sync(self, names=None):
         """sync(), and the pods as read after it (the batch step checks them without listing again)."""
@@ -415,6 +429,19 @@ class Rollout(object):
         out['warnings'] = _unique(out['warnings'])
         return out
 
+    def _prepull_ahead(self):
+        """{node: [images]} of the pods of ``prepull_next`` (the next batch) that still need the images."""
+        wanted = set(self.params.get('prepull_next') or [])
+        if not wanted:
+            return None
+        images = sorted(set(self.images.values()))
+        ahead = {}
+        for pod in self.pods():
+            node = (pod.get('spec') or {}).get('nodeName')
+            if podstate.meta(pod, 'name') in wanted and node and self.pending(pod):
+                ahead[node] = images
+        return ahead
+
     def _change(self, names):
         """The in-place change(s) of the batch with the pod modules' operations and options (as the role
         passed them to inplace_image, inplace_resize, container_recreate): {images|resources|restart:
@@ -437,6 +464,8 @@ class Rollout(object):
         on_failure = self.params.get('on_failure') or 'stop'
         if self.images:
             params = dict(common, containers=self.images, on_failure=on_failure)
+            if self.params.get('prepull'):
+                params.update(prepull=True, run_id=self.owner['run'], prepull_ahead=self._prepull_ahead())
             changes['images'] = _outcome(lambda: runner.run_operation(
                 self.kube, params, ImageOperation(self.images), self.check_mode, self.diff, warn))
         if self.resources and not changes.get('images', {}).get('failed'):
@@ -500,6 +529,7 @@ class Rollout(object):
         return self.finish(final=RELEASED)
 
     def finish(self, final=None):
+        self._delete_prepulled()
         w = self.workload
         if w is None:
             return self.sync()

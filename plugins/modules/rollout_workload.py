@@ -134,6 +134,18 @@ options:
         gate O(readiness_gate) in its spec, or without O(drain_label)).
     type: bool
     default: false
+  prepull:
+    description:
+      - With V(batch) and O(images), pull the new images on the nodes of the batch's pods before any of them is drained
+        (M(inplace.k8s.inplace_image) O(inplace.k8s.inplace_image#module:prepull)), and start pulling them on the nodes
+        of O(prepull_next) without waiting. V(prepare) checks the permissions it needs first; V(finish) deletes the
+        pre-pull pods left.
+    type: bool
+    default: false
+  prepull_next:
+    description: With O(prepull), the pods of the next batch, whose nodes start pulling while this batch restarts.
+    type: list
+    elements: str
   service:
     description: With V(drain_label), the Service (in O(namespace)) whose selector gains O(drain_label).
     type: str
@@ -417,6 +429,8 @@ MODULE_ARGS = {
     'drain_label': {'type': 'str'},
     'require_readiness_gate': {'type': 'bool', 'default': False},
     'service': {'type': 'str'},
+    'prepull': {'type': 'bool', 'default': False},
+    'prepull_next': {'type': 'list', 'elements': 'str'},
     'drain_seconds': {'type': 'int', 'default': 0},
     'on_failure': {'type': 'str', 'default': 'stop', 'choices': ['stop', 'rollback']},
     'restart_strategy': {'type': 'str', 'default': 'auto', 'choices': list(STRATEGIES)},
