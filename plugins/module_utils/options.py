@@ -90,14 +90,17 @@ class Drain(namedtuple('Drain', 'readiness_gate seconds required on_failure drai
                    drain_label=params.get('drain_label'))
 
 
-class ImageChange(namedtuple('ImageChange', 'containers on_failure', defaults=('stop',))):
-    """inplace_image: container -> image."""
+class ImageChange(namedtuple('ImageChange', 'containers on_failure prepull prepull_run prepull_ahead',
+                             defaults=('stop', False, None, None))):
+    """inplace_image: container -> image; ``prepull``: pull the images on the pods' nodes first (operations.prepull;
+    the rollout also names its run, ``prepull_run``, and the nodes of the next pods, ``prepull_ahead``)."""
 
     __slots__ = ()
 
     @classmethod
     def from_params(cls, params):
-        return cls(containers=params['containers'], on_failure=params.get('on_failure') or 'stop')
+        return cls(containers=params['containers'], on_failure=params.get('on_failure') or 'stop',
+                   prepull=bool(params.get('prepull')))
 
 
 class ResizeChange(namedtuple('ResizeChange', 'containers allow_restart on_failure', defaults=(True, 'stop'))):

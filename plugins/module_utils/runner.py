@@ -19,7 +19,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.client impo
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     InplaceError, NoMatchError, OperationFailed, ValidationError,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine, prepull
 from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Connection, ImageChange, ResizeChange, RestartChange, Task,
 )
@@ -69,7 +69,8 @@ def engine_options(task, check_mode):
         drain_seconds=task.drain.seconds, require_readiness_gate=task.drain.required,
         gate_on_failure=task.drain.on_failure, on_failure=task.change.on_failure,
         min_ready_seconds=task.wait.min_ready_seconds, force_takeover=task.target.force_takeover,
-        drain_label=task.drain.drain_label)
+        drain_label=task.drain.drain_label, prepull=bool(getattr(task.change, 'prepull', False)),
+        prepull_run=getattr(task.change, 'prepull_run', None), prepull_ahead=getattr(task.change, 'prepull_ahead', None))
 
 
 def connect(task):
@@ -148,7 +149,8 @@ def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=
     options = engine_options(task, check_mode)
     drainer = drain.drainer(options.readiness_gate, options.drain_label)
     watch = not check_mode and bool(options.wait or drainer)
-    access.require(kube, target.namespace, access.needed(operation, check_mode, watch, drainer))
+    access.require(kube, target.namespace, access.needed(operation, check_mode, watch, drainer) + (
+        list(prepull.PERMISSIONS) if options.prepull and not check_mode else []))
     watcher = None
     if watch:
         labels, fields = target.selectors()

@@ -62,6 +62,21 @@ options:
     type: str
     default: stop
     choices: [stop, rollback]
+  prepull:
+    description:
+      - Pull the new images on the nodes of the pods to change before any of them is drained or changed, so that
+        the drained (or unserving) window covers the container restart only, not the pull.
+      - One short-lived pod per node (C(inplace-prepull-<node>-<hash>), label C(inplace.k8s/prepull)) pinned by
+        C(spec.nodeName), with the images' C(imagePullPolicy) V(IfNotPresent), the first C(imagePullSecrets) of the
+        pods, and a command no image holds (C(/nonexistent/inplace-k8s-prepull)) - the kubelet pulls the image and
+        then cannot start it, so nothing of the application runs. The pods are deleted afterwards.
+      - A node where the pull fails (V(ErrImagePull), V(ImagePullBackOff)) fails its pods before they are drained or
+        changed (reason V(PrePullFailed)); a pull still running after O(wait_timeout) only warns.
+      - Needs C(create), C(delete) and C(list) on C(pods) (ClusterRole C(inplace-k8s-prepull) in
+        C(rbac/inplace-k8s-rbac.yml)); refused before anything is written without them. Pods of the namespace's
+        PodSecurity C(restricted) level are accepted.
+    type: bool
+    default: false
 attributes:
   check_mode:
     description: Can run in check mode and return the plan without changing anything.
@@ -133,6 +148,22 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+prepull:
+  description: With O(prepull), what the pre-pull did.
+  returned: when O(prepull=true) and not in check mode
+  type: dict
+  contains:
+    nodes:
+      description: Nodes the images were pulled on.
+      type: list
+      elements: str
+    seconds:
+      description: Seconds until every node had the images (or failed).
+      type: float
+    failed:
+      description: Node -> why the pull failed there (its pods failed with V(PrePullFailed), untouched).
+      type: dict
+  sample: {nodes: [node-1, node-2], seconds: 3.2, failed: {}}
 pods:
   description: One entry per targeted pod, sorted by name.
   returned: always
@@ -287,6 +318,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.options import ImageCh
 MODULE_ARGS = {
     'containers': {'type': 'dict', 'required': True},
     'on_failure': {'type': 'str', 'default': 'stop', 'choices': ['stop', 'rollback']},
+    'prepull': {'type': 'bool', 'default': False},
 }
 
 

@@ -125,6 +125,24 @@ options:
         O(inplace.k8s.inplace_image#module:drain_label) option of the pod modules. Mutually exclusive with
         O(readiness_gate). V(sync) restores the label of converged pods an interrupted run left drained.
     type: str
+  require_readiness_gate:
+    description:
+      - With V(batch), fail a pod, before anything of it is written, that cannot be drained the way asked (no readiness
+        gate O(readiness_gate) in its spec, or without O(drain_label)).
+    type: bool
+    default: false
+  prepull:
+    description:
+      - With V(batch) and O(images), pull the new images on the nodes of the batch's pods before any of them is drained
+        (M(inplace.k8s.inplace_image) O(inplace.k8s.inplace_image#module:prepull)), and start pulling them on the nodes
+        of O(prepull_next) without waiting. V(prepare) checks the permissions it needs first; V(finish) deletes the
+        pre-pull pods left.
+    type: bool
+    default: false
+  prepull_next:
+    description: With O(prepull), the pods of the next batch, whose nodes start pulling while this batch restarts.
+    type: list
+    elements: str
   service:
     description: With V(drain_label), the Service (in O(namespace)) whose selector gains O(drain_label).
     type: str
@@ -405,7 +423,10 @@ MODULE_ARGS = {
     'names': {'type': 'list', 'elements': 'str'},
     'readiness_gate': {'type': 'str'},
     'drain_label': {'type': 'str'},
+    'require_readiness_gate': {'type': 'bool', 'default': False},
     'service': {'type': 'str'},
+    'prepull': {'type': 'bool', 'default': False},
+    'prepull_next': {'type': 'list', 'elements': 'str'},
     'drain_seconds': {'type': 'int', 'default': 0},
     'on_failure': {'type': 'str', 'default': 'stop', 'choices': ['stop', 'rollback']},
     'restart_strategy': {'type': 'str', 'default': 'auto', 'choices': list(STRATEGIES)},

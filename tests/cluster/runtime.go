@@ -452,6 +452,11 @@ func (f *fakeRuntime) CreateContainer(_ context.Context, req *runtimeapi.CreateC
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "image %q not found: pull it first", ref)
 	}
+	// Simulated images hold no file under /nonexistent (the conventional home of the nobody user):
+	// a command there fails as a real runtime fails a missing binary, after the image was pulled.
+	if cmd := cfg.GetCommand(); len(cmd) > 0 && strings.HasPrefix(cmd[0], "/nonexistent/") {
+		return nil, status.Errorf(codes.Unknown, "failed to create containerd task: exec: %q: stat %s: no such file or directory", cmd[0], cmd[0])
+	}
 	name := img.name
 	if u := cfg.GetImage().GetUserSpecifiedImage(); u != "" {
 		name = normaliseImage(u)

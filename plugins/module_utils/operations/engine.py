@@ -22,6 +22,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.client impo
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     AdmissionDenied, ApiError, InplaceError, PodFailure, ValidationError, WaitTimeout,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import prepull
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, plan as planning, podstate, record
 
 # Pod statuses in the result. RESUMED: a run stopped before it set the readiness gate True again
@@ -38,8 +39,8 @@ OWNER_MARGIN = 60       # seconds a pod record stays owned beyond the waits of i
 
 Options = namedtuple('Options', 'check_mode wait wait_timeout max_concurrency readiness_gate drain_seconds '
                                 'require_readiness_gate gate_on_failure on_failure min_ready_seconds '
-                                'force_takeover drain_label')
-Options.__new__.__defaults__ = (False, None)
+                                'force_takeover drain_label prepull prepull_run prepull_ahead')
+Options.__new__.__defaults__ = (False, None, False, None, None)
 
 
 class ConcurrentChange(InplaceError):
@@ -146,6 +147,10 @@ class Operation:
         """Make the change for one group of steps(); the pod after it."""
         raise NotImplementedError
 
+    def images(self, pod_plan):
+        """The images this change makes the pod run (pre-pull pulls them first; default: none)."""
+        return set()
+
     def describe(self, cplan, before_info, after_info):
         """Extra per-container result fields (for example old_image / new_image)."""
         return {}
@@ -238,6 +243,8 @@ class Engine:
         self._started = clock()
         self._denied = None   # admission denied the change on a pod: the others are not attempted
         self.drainer = drain.drainer(options.readiness_gate, options.drain_label)
+        self._pull_failed = {}   # node -> why the pre-pull of the new image(s) failed there
+        self.prepulled = None    # the pre-pull's report (options.prepull)
 
     def warn(self, message):
         with self._lock:
@@ -277,9 +284,56 @@ class Engine:
         if self.options.check_mode:
             runs = [self._preview(p) for p in plans]
         else:
-            with ThreadPoolExecutor(max_workers=self.options.max_concurrency) as pool:
-                runs = list(pool.map(self._execute, plans))
-        return self.result(runs)
+            puller = self._prepull(plans) if self.options.prepull else None
+            try:
+                with ThreadPoolExecutor(max_workers=self.options.max_concurrency) as pool:
+                    runs = list(pool.map(self._execute, plans))
+            finally:
+                if puller is not None:
+                    self._prepull_done(puller)
+        result = self.result(runs)
+        if self.prepulled is not None:
+            result['prepull'] = self.prepulled
+        return result
+
+    def _prepull(self, plans):
+        """Pull the new images on the nodes of the pods to change (and start it on the nodes of
+        ``prepull_ahead``, the next pods, without waiting) before any pod is drained; a node where the
+        pull fails fails its pods before they are touched."""
+        by_node = {}
+        for item in plans:
+            node = (item.pod.get('spec') or {}).get('nodeName')
+            wanted = self.op.images(item) if item.action == planning.UPDATE else set()
+            if node and wanted:
+                by_node.setdefault(node, set()).update(wanted)
+        ahead = dict((node, set(images)) for node, images in (self.options.prepull_ahead or {}).items())
+        namespace = podstate.meta(plans[0].pod, 'namespace') if plans else None
+        puller = prepull.Prepull(self.kube, namespace, self.options.prepull_run or self.owner['run'], self.clock, self.sleep)
+        puller.by_node, puller.ahead = by_node, ahead
+        since = self.clock()
+        secrets = next(((p.pod.get('spec') or {}).get('imagePullSecrets') for p in plans
+                        if (p.pod.get('spec') or {}).get('imagePullSecrets')), None)
+        puller.start(dict(ahead, **dict((n, ahead.get(n, set()) | i) for n, i in by_node.items())), secrets)
+        states = puller.wait(by_node, self.options.wait_timeout) if by_node else {}
+        for node, (state, message) in states.items():
+            if state in ('failed', 'missing'):
+                self._pull_failed[node] = message
+            elif state == 'pulling':
+                self.warn('pre-pull on node %s not finished after %ss: its pods are changed anyway (they wait for the '
+                          'pull)' % (node, self.options.wait_timeout))
+        self.prepulled = {'nodes': sorted(by_node), 'ahead': sorted(set(ahead) - set(by_node)),
+                          'seconds': round(self.clock() - since, 3),
+                          'failed': dict((n, m) for n, m in sorted(self._pull_failed.items()))}
+        return puller
+
+    def _prepull_done(self, puller):
+        """Delete the pre-pull pods of this run's nodes that the next pods do not need."""
+        done = dict((n, i) for n, i in puller.by_node.items() if n not in puller.ahead)
+        if done:
+            puller.delete(done)
+        for name, why in puller.left:
+            self.warn('pre-pull pod %s could not be deleted (%s): it runs nothing; delete it with kubectl delete pod '
+                      '-l %s' % (name, why, prepull.LABEL))
 
     def _preview(self, plan):
         run = PodRun(plan, self.clock)
@@ -313,6 +367,11 @@ class Engine:
         run.timings['queued'] = round(max(0.0, run.started - self._started), 3)
         if plan.action == planning.REFUSED:
             return self._refuse(run)
+        node = (plan.pod.get('spec') or {}).get('nodeName')
+        if plan.action == planning.UPDATE and node in self._pull_failed:
+            run.error = {'container': None, 'reason': 'PrePullFailed', 'message': self._pull_failed[node]}
+            return run.finish(FAILED, 'the new image cannot be pulled on node %s (%s); the pod was not drained or '
+                                      'changed' % (node, self._pull_failed[node]))
         if self._denied and plan.action == planning.UPDATE:
             # Admission refused this change on another pod: the same policy refuses it here too.
             run.error = {'container': None, 'reason': 'AdmissionDenied', 'message': self._denied}

@@ -39,6 +39,9 @@ class ImageOperation(Operation):
     def desired(self, pod):
         return images.effective_images(pod, self.target)
 
+    def images(self, pod_plan):
+        return set(c.desired for c in pod_plan.updates() if c.desired)
+
     def settled(self, pod, rec):
         target = rec.get('target') if isinstance(rec, dict) else None
         if not isinstance(target, dict) or not target:

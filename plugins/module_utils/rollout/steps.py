@@ -27,9 +27,10 @@ import json
 import time
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH, retry_conflict
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, InplaceError, ValidationError, WaitTimeout
-from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine, prepull
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation, validate_images
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.resize import ResizeOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.options import (
@@ -175,6 +176,9 @@ class Rollout:
     # ---- prepare
 
     def prepare(self):
+        if self.params.get('prepull') and self.images and not self.check_mode:
+            # The batches create pre-pull pods: refused here, before the workload is held, without the right.
+            access.require(self.kube, self.params['namespace'], prepull.PERMISSIONS)
         w = self.workload
         if w is not None:
             w.read()
@@ -335,8 +339,19 @@ class Rollout:
     # ---- sync
 
     def sync(self, names=None):
-        """``names``: the pods a restart marks (default: the names param)."""
+        """``names``: the pods a restart marks (default: the names param). With ``prepull``, the pre-pull
+        pods a stopped rollout left are deleted."""
+        self._delete_prepulled()
         return self._sync(names)[0]
+
+    def _delete_prepulled(self):
+        """Pre-pull pods the batches left for the next pods (none after the last batch, unless stopped)."""
+        if not self.params.get('prepull') or self.check_mode:
+            return
+        puller = prepull.Prepull(self.kube, self.params['namespace'], self.owner['run'])
+        puller.delete()
+        self.warnings.extend('pre-pull pod %s could not be deleted (%s): delete it with kubectl delete pod -l %s'
+                             % (name, why, prepull.LABEL) for name, why in puller.left)
 
     def _sync(self, names=None):
         """sync(), and the pods as read after it (the batch step checks them without listing again)."""
@@ -420,6 +435,19 @@ class Rollout:
         out['warnings'] = _unique(out['warnings'])
         return out
 
+    def _prepull_ahead(self):
+        """{node: [images]} of the pods of ``prepull_next`` (the next batch) that still need the images."""
+        wanted = set(self.params.get('prepull_next') or [])
+        if not wanted:
+            return None
+        images = sorted(set(self.images.values()))
+        ahead = {}
+        for pod in self.pods():
+            node = (pod.get('spec') or {}).get('nodeName')
+            if podstate.meta(pod, 'name') in wanted and node and self.pending(pod):
+                ahead[node] = images
+        return ahead
+
     def _change(self, names):
         """The in-place change(s) of the batch with the pod modules' operations (runner.run), their options
         built here as the role passed them to inplace_image, inplace_resize, container_recreate: {images|resources|
@@ -428,6 +456,7 @@ class Rollout:
                         force_takeover=bool(self.params.get('force_takeover')))
         wait = Wait(timeout=self.params['wait_timeout'], min_ready_seconds=self.params.get('min_ready_seconds') or 0)
         draining = Drain(readiness_gate=self.params.get('readiness_gate'), drain_label=self.params.get('drain_label'),
+                         required=bool(self.params.get('require_readiness_gate')),
                          seconds=self.params.get('drain_seconds') or 0)
         changes = {}
         warn = self.warnings.append
@@ -440,7 +469,10 @@ class Rollout:
                 containers=list(self.restart), strategy=Strategy(name=self.params.get('restart_strategy') or 'auto')))
         on_failure = self.params.get('on_failure') or 'stop'
         if self.images:
-            changes['images'] = run(ImageChange(self.images, on_failure=on_failure))
+            pulling = bool(self.params.get('prepull'))
+            changes['images'] = run(ImageChange(
+                self.images, on_failure=on_failure, prepull=pulling, prepull_run=self.owner['run'] if pulling else None,
+                prepull_ahead=self._prepull_ahead() if pulling else None))
         if self.resources and not changes.get('images', {}).get('failed'):
             # After an image change the pods were held min_ready_seconds already; later crashes are
             # caught by the watch of the verified pods.
@@ -500,6 +532,7 @@ class Rollout:
         return self.finish(final=RELEASED)
 
     def finish(self, final=None):
+        self._delete_prepulled()
         w = self.workload
         if w is None:
             return self.sync()
