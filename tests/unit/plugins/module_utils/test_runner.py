@@ -165,3 +165,19 @@ def test_run_module_parses_the_params_once():
     assert task.target == Target('shop', name='web-0', max_concurrency=5) and task.wait == Wait(timeout=30)
     assert task.change == ImageChange({'app': 'registry.example/app:2.0'}) and kwargs['check_mode'] is True
     assert task.connection.kubeconfig is None and module.params['readiness_gate'] is None
+
+
+def test_engine_options_come_from_the_task_only():
+    task = Task(Target('shop', names=('a', 'b'), max_concurrency=0, force_takeover=True),
+                ImageChange({'app': 'x:1'}, on_failure='rollback', prepull=True, prepull_run='run-1',
+                            prepull_ahead={'node-2': ['x:1']}),
+                Wait(timeout=30, min_ready_seconds=5),
+                Drain(drain_label='serving=yes', seconds=2, required=True, on_failure='restore'))
+    options = runner.engine_options(task, check_mode=True)
+    assert options.check_mode and options.wait and options.wait_timeout == 30 and options.max_concurrency == 1
+    assert (options.drain_label, options.readiness_gate, options.drain_seconds) == ('serving=yes', None, 2)
+    assert options.require_readiness_gate and options.gate_on_failure == 'restore' and options.on_failure == 'rollback'
+    assert options.min_ready_seconds == 5 and options.force_takeover
+    assert (options.prepull, options.prepull_run, options.prepull_ahead) == (True, 'run-1', {'node-2': ['x:1']})
+    plain = runner.engine_options(Task(Target('shop', name='a'), RestartChange()), check_mode=False)
+    assert (plain.prepull, plain.prepull_run, plain.prepull_ahead, plain.drain_label) == (False, None, None, None)
