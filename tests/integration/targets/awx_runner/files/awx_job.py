@@ -6,6 +6,8 @@
 A private data directory with project/ (the playbooks), inventory/, env/extravars and env/envvars,
 the credential as AWX's Kubernetes bearer-token credential injects it (K8S_AUTH_HOST, K8S_AUTH_API_KEY,
 K8S_AUTH_SSL_CA_CERT, K8S_AUTH_VERIFY_SSL; no kubeconfig), env files suppressed as AWX does. Checks:
+  0. the extra variables are the ones AWX makes of examples/awx/job-template.yml and its survey (answers
+     typed as AWX types them);
   1. a run canceled through cancel_callback (ansible-runner then SIGKILLs the playbook's process group,
      as on an AWX cancel) after the first batch's progress event: pods left drained are reported;
   2. the re-run finishes: every pod runs the new image with its UID, no gate False, no state in progress;
@@ -56,15 +58,17 @@ def private_data_dir(repo, workdir, namespace, gate, image, envvars):
     shutil.copytree(os.path.join(repo, 'playbooks'), os.path.join(pdd, 'project', 'playbooks'), dirs_exist_ok=True)
     with open(os.path.join(pdd, 'inventory', 'hosts'), 'w') as handle:
         handle.write('localhost ansible_connection=local ansible_python_interpreter=%s\n' % sys.executable)
-    extravars = {
-        'rollout_target': {'namespace': namespace, 'label_selectors': ['app=web']},
-        'rollout_images': {'app': image},
-        'rollout_batch_size': 1,
-        'rollout_order': 'name',
-        'rollout_readiness_gate': gate,
-        'rollout_min_ready_seconds': 0,
-        'rollout_wait_timeout': 120,
-    }
+    # As AWX launches examples/awx/job-template.yml: its extra_vars (edited on launch), then every survey
+    # answer - the defaults, as text, integers or choices - but the ones an operator changes here.
+    with open(os.path.join(repo, 'examples', 'awx', 'job-template.yml')) as handle:
+        template = yaml.safe_load(handle)
+    extravars = dict(template['extra_vars'])
+    extravars.update({'rollout_target': {'namespace': namespace, 'label_selectors': ['app=web']},
+                      'rollout_images': {'app': image}})
+    answers = {'rollout_batch_size': '1', 'rollout_order': 'name', 'rollout_readiness_gate': gate,
+               'rollout_min_ready_seconds': 0, 'rollout_wait_timeout': 120}
+    for item in template['survey_spec']['spec']:
+        extravars[item['variable']] = answers.get(item['variable'], item['default'])
     for name, data in (('extravars', extravars), ('envvars', envvars)):
         with open(os.path.join(pdd, 'env', name), 'w') as handle:
             yaml.safe_dump(data, handle)
