@@ -20,8 +20,8 @@ TASK = {
     'name': 'Patch each pod with kubernetes.core.k8s and wait',
     'kubernetes.core.k8s': {
         'state': 'patched', 'kind': 'Pod', 'api_version': 'v1', 'namespace': '{{ bench_namespace }}',
-        'name': '{{ item }}', 'definition': {'spec': {'containers': [{'name': workloads.CONTAINER,
-                                                                       'image': '{{ bench_image }}'}]}},
+        'name': '{{ item }}',
+        'definition': {'spec': {'containers': [{'name': workloads.CONTAINER, 'image': '{{ bench_image }}'}]}},
         'wait': True, 'wait_timeout': '{{ bench_timeout }}'},
     'loop': '{{ bench_batches | flatten }}',
 }
