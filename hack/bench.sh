@@ -46,9 +46,10 @@ cleanup() {
 trap cleanup EXIT
 
 collections=$cache/collections
+galaxy=$("$root/hack/collections.sh")   # kubernetes.core, for its scenario
 mkdir -p "$collections/ansible_collections/inplace" "$root/bench"
 ln -sfn "$root" "$collections/ansible_collections/inplace/k8s"
 
 PYTHONPATH=$collections:$root/tests/bench "$venv/bin/python" "$root/tests/bench/run.py" \
-  --pods "$pods" --kubeconfig "$kubeconfig" --hook "$root/tests/bench/hook" --collections "$collections" \
+  --pods "$pods" --kubeconfig "$kubeconfig" --hook "$root/tests/bench/hook" --collections "$collections:$galaxy" \
   --out "${OUT:-$root/bench/results.json}" --work "$work" --repeat "$repeat" ${SCENARIOS:+--scenarios "$SCENARIOS"}

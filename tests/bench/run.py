@@ -24,6 +24,7 @@ import uuid
 
 from ansible_collections.inplace.k8s.plugins.module_utils import batching
 
+import kcore
 import measure
 import workloads
 
@@ -45,6 +46,8 @@ SCENARIOS = [
     # maxUnavailable 25%, maxSurge 0: the same pods in flight as an in-place window of 25%
     ('native Deployment 25%/0', 'native', 'Deployment', '25%/0', False),
     ('native StatefulSet 25%', 'native', 'StatefulSet', '25%', False),
+    # what kubernetes.core users do today: k8s state=patched on each pod with wait (tests/bench/kcore.py)
+    ('kubernetes.core patched+wait', 'kcore', 'Deployment', '100%', False),
 ]
 
 IMAGE_TASK = {
@@ -159,11 +162,19 @@ class Bench(object):
             extra.update(bench_batches=[names], bench_concurrency=size)
         if result['drain']:
             extra['bench_gate'] = workloads.GATE
-        task = ROLE_TASK if result['method'] == 'role' else IMAGE_TASK
+        task = {'role': ROLE_TASK, 'kcore': kcore.TASK}.get(result['method'], IMAGE_TASK)
         command = self.playbook(task, extra, namespace)
         code, wall, cpu, rss = self.spawn(command, self.child_env(trace), os.path.join(
             self.args.work, namespace + '.log'))
         entries = measure.load_trace(trace)
+        if result['method'] == 'kcore':
+            result.update(kcore.observe(self.cluster, namespace, len(names), time.time() - wall, TIMEOUT, entries),
+                          wall=round(wall, 2), cpu=round(cpu, 2), rss_mib=round(rss, 1),
+                          cpu_ms_per_pod=round(1000 * cpu / result['pods'], 1),
+                          client=measure.trace_summary(entries, result['pods']))
+            if code != 0:
+                result['error'] = 'ansible-playbook exited %d (log: %s.log)' % (code, os.path.join(self.args.work, namespace))
+            return
         ready = self.cluster.ready_times(namespace)
         if result['method'] == 'window':
             floors = measure.window_floors(entries, ready, size)
@@ -217,7 +228,7 @@ def targets(results):
     """Each target with PASS/MISS (or n/a when its scenario did not run) at the largest pod count."""
     pods = max(r['pods'] for r in results)
     plain, drained = by_name(results, pods, 'image 100%'), by_name(results, pods, 'image 100% drain')
-    inplace = [r for r in results if r['pods'] == pods and r['method'] != 'native' and 'error' not in r]
+    inplace = [r for r in results if r['pods'] == pods and r['method'] not in ('native', 'kcore') and 'error' not in r]
     found = {}
     if plain:
         value = plain['client']['pod_writes_per_pod']
@@ -334,6 +345,7 @@ def report(results, found):
     lines = [table(results), '', 'Targets (goals, at the largest N):']
     for name, outcome in found.items():
         lines.append('  %-4s %s: %s' % (outcome['status'], name, outcome['value']))
+    lines.extend(kcore.report_lines(results))
     startups = [r['startup'] for r in results if r.get('startup')]
     if startups:
         lines.append('Module start-up (python -m, spawn to first request): %s s, runs %s' % (
