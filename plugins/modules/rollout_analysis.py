@@ -88,9 +88,10 @@ options:
         default: true
 attributes:
   check_mode:
+    description: Runs the checks as usual (they only read) and reports their outcome.
     support: full
-    details: The checks only read; they run in check mode too.
   diff_mode:
+    description: Nothing to compare; the module changes nothing.
     support: none
 notes:
   - Not in the action group C(group/inplace.k8s.inplace) - the group's defaults (kubeconfig, wait_timeout) are no
