@@ -8,7 +8,7 @@ file the test rewrites between rollouts: {"queries": {PROMQL: number or "error"}
 GET /api/v1/query?query=Q answers in the Prometheus HTTP API format: a vector with one sample (the value
 as a string, as Prometheus sends it) when Q is in "queries", an empty vector (no data) when it is not,
 HTTP 400 with status "error" for "error". GET /json answers the "json" document. Every request is
-appended to --log. The server exits after --lifetime seconds whatever happens.
+appended to --log (path and Authorization header, one line each). The server exits after --lifetime seconds whatever happens.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -42,7 +42,7 @@ def main():
 
         def do_GET(self):
             with open(args.log, 'a') as log:
-                log.write(self.path + '\n')
+                log.write('%s %s\n' % (self.path, self.headers.get('Authorization', '-')))
             with open(args.metrics) as f:
                 metrics = json.load(f)
             url = urlsplit(self.path)
