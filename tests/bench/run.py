@@ -54,20 +54,22 @@ SCENARIOS = [
     ('native StatefulSet 25%', 'native', 'StatefulSet', '25%', False),
 ]
 
-# The traffic scenario: one Deployment (maxUnavailable 25%, maxSurge 25%, a readiness gate, the app's
-# port and an httpGet readiness probe every second) behind a Service; the changes run in this order,
-# each from the image the one before left. name -> (method, batch, drain through the gate, new image).
-# The in-place changes are the sliding window ('image window 25%'); native removes the readiness gate
-# from the template with the new image (nothing would open it on new pods).
+# The traffic scenario: one Deployment (a readiness gate, the app's port and an httpGet readiness probe
+# every second) behind a Service; the changes run in this order, each from the image the one before left.
+# name -> (method, drain through the gate, new image). The in-place changes are a sliding window as
+# 'image window 25%'; native is the Deployment's rolling update with maxUnavailable = maxSurge = the same
+# number of pods (traffic_batch()), its template's readiness gate removed with the new image (nothing would
+# open it on new pods). Images start in 1 s (-slow1, as in the service_continuity target).
 TRAFFIC = [
-    ('traffic in place drain', 'window', '25%', True, 'registry.example/bench:2.0-slow2'),
-    ('traffic in place', 'window', '25%', False, 'registry.example/bench:3.0-slow2'),
-    ('traffic native 25%/25%', 'native', '25%', False, 'registry.example/bench:4.0-slow2'),
+    ('traffic in place drain', 'window', True, 'registry.example/bench:2.0-slow1'),
+    ('traffic in place', 'window', False, 'registry.example/bench:3.0-slow1'),
+    ('traffic native', 'native', False, 'registry.example/bench:4.0-slow1'),
 ]
+TRAFFIC_MIN_WINDOW = 5  # pods in flight at least: a small N (the CI smoke run) rolls in two waves, not four
 TRAFFIC_RATE = 100      # requests per second through the Service
 TRAFFIC_DELAY = 1       # seconds: the client uses an EndpointSlice change this long after it sees it
 DRAIN_SECONDS = 2       # the in-place drain: at least the propagation delay
-TRAFFIC_SETTLE = 2      # seconds of traffic before and after each change
+TRAFFIC_SETTLE = 1      # seconds of traffic before and after each change
 
 IMAGE_TASK = {
     'name': 'Update one batch with inplace_image',
@@ -205,11 +207,12 @@ class Bench(object):
     def traffic(self, pods, changes, attempt=0):
         """The traffic scenario at ``pods`` pods: one result per change of ``changes`` (TRAFFIC entries)."""
         namespace = 'bench-%s-%d-traffic-%d' % (self.run_id, pods, attempt)
+        batch = traffic_batch(pods)
         results = [{'pods': pods, 'scenario': name, 'method': method, 'kind': 'Deployment', 'batch': batch,
-                    'drain': gated, 'image': image} for name, method, batch, gated, image in changes]
+                    'drain': gated, 'image': image} for name, method, gated, image in changes]
         self.cluster.create_namespace(namespace)
         try:
-            self.cluster.create_workload(namespace, 'Deployment', pods, gated=True, serve=True)
+            self.cluster.create_workload(namespace, 'Deployment', pods, gated=True, max_unavailable=batch, serve=True)
             self.cluster.create_service(namespace)
             workloads.wait_until(lambda: self.cluster.ready_endpoints(namespace) == pods, 60 + pods,
                                  '%d ready endpoints of the Service' % pods)
@@ -239,7 +242,7 @@ class Bench(object):
         report = os.path.join(self.args.work, namespace + run + '.traffic.json')
         client = self.start_traffic(namespace, report)
         try:
-            time.sleep(TRAFFIC_DELAY + TRAFFIC_SETTLE)    # the client applies its first endpoints after the delay
+            time.sleep(TRAFFIC_DELAY + TRAFFIC_SETTLE)    # the client uses its first endpoints after the delay
             if client.poll() is not None:
                 raise RuntimeError('the traffic client exited early (log: %s.log)' % report)
             pod_watch = workloads.PodWatch(self.args.kubeconfig, namespace, TIMEOUT + 60)
@@ -250,7 +253,7 @@ class Bench(object):
                 else:
                     self.rollout(result, namespace, sorted(v['name'] for v in before.values()), image=result['image'],
                                  drain_seconds=DRAIN_SECONDS if result['drain'] else 0, run=run)
-                time.sleep(TRAFFIC_SETTLE)
+                time.sleep(max(TRAFFIC_SETTLE, TRAFFIC_DELAY))   # the last endpoint changes reach the client
             finally:
                 events = pod_watch.stop()
         finally:
@@ -329,6 +332,13 @@ def by_name(results, pods, name):
         if result['pods'] == pods and result['scenario'] == name and 'error' not in result:
             return result
     return None
+
+
+def traffic_batch(pods):
+    """Pods in flight in the traffic scenario: 25% (as the other scenarios), at least TRAFFIC_MIN_WINDOW."""
+    if batching.batch_size(pods, '25%') >= TRAFFIC_MIN_WINDOW:
+        return '25%'
+    return str(min(pods, TRAFFIC_MIN_WINDOW))
 
 
 def is_traffic(result):
@@ -474,7 +484,7 @@ def _cell(result, key):
     return '-' if value is None else str(value)
 
 
-TRAFFIC_COLUMNS = [('N', 'pods'), ('change', 'scenario'), ('wall s', 'wall'), ('sent', ('traffic', 'sent')),
+TRAFFIC_COLUMNS = [('N', 'pods'), ('change', 'scenario'), ('in flight', 'batch'), ('wall s', 'wall'), ('sent', ('traffic', 'sent')),
                    ('failed', ('traffic', 'failed')), ('failure %', 'failure_percent'),
                    ('unavailable median s', ('unavailable', 'median')), ('p95 s', ('unavailable', 'p95')),
                    ('max s', ('unavailable', 'max')), ('pod-s total', ('unavailable', 'total')),
@@ -505,14 +515,14 @@ def table(results, columns=None):
 
 
 def report(results, found):
-    lines = [table([r for r in results if not is_traffic(r)]), '']
+    lines = [table([r for r in results if not is_traffic(r)]), ''] if any(not is_traffic(r) for r in results) else []
     traffic = [r for r in results if is_traffic(r)]
     if traffic:
         lines += ['Traffic: %d requests/s through a Service (EndpointSlice changes used %d s after they are seen); '
-                  'in place: a sliding window of 25%%, with the readiness gate and drain_seconds %d, then without; '
-                  'native: maxUnavailable 25%%, maxSurge 25%%. Unavailable: per pod, from its drain start (in place '
+                  'in place: a sliding window of 25%% of the pods (at least %d), with the readiness gate and '
+                  'drain_seconds %d, then without; native: maxUnavailable = maxSurge = as many. Unavailable: per pod, from its drain start (in place '
                   'without drain: its image change; native: the old pod leaving Ready or deleted) to Ready again '
-                  '(native: its replacement Ready), from a pod watch.' % (TRAFFIC_RATE, TRAFFIC_DELAY, DRAIN_SECONDS),
+                  '(native: its replacement Ready), from a pod watch.' % (TRAFFIC_RATE, TRAFFIC_DELAY, TRAFFIC_MIN_WINDOW, DRAIN_SECONDS),
                   table(traffic, TRAFFIC_COLUMNS), '']
     lines.append('Targets (goals, at the largest N):')
     for name, outcome in found.items():
