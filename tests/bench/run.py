@@ -56,14 +56,16 @@ SCENARIOS = [
 
 # The traffic scenario: one Deployment (a readiness gate, the app's port and an httpGet readiness probe
 # every second) behind a Service; the changes run in this order, each from the image the one before left.
-# name -> (method, drain through the gate, new image). The in-place changes are a sliding window as
-# 'image window 25%'; native is the Deployment's rolling update with maxUnavailable = maxSurge = the same
+# name -> (method, drain through the gate, new image, from N pods on). The module's changes are a sliding
+# window as 'image window 25%', the role's are batches of as many pods (from N=50 on: with its prepare and
+# finish steps it would double the smoke run's traffic time); native is the Deployment's rolling update with maxUnavailable = maxSurge = the same
 # number of pods (traffic_batch()), its template's readiness gate removed with the new image (nothing would
 # open it on new pods). Images start in 1 s (-slow1, as in the service_continuity target).
 TRAFFIC = [
-    ('traffic in place drain', 'window', True, 'registry.example/bench:2.0-slow1'),
-    ('traffic in place', 'window', False, 'registry.example/bench:3.0-slow1'),
-    ('traffic native', 'native', False, 'registry.example/bench:4.0-slow1'),
+    ('traffic in place drain', 'window', True, 'registry.example/bench:2.0-slow1', 1),
+    ('traffic role drain', 'role', True, 'registry.example/bench:2.5-slow1', 50),
+    ('traffic in place', 'window', False, 'registry.example/bench:3.0-slow1', 1),
+    ('traffic native', 'native', False, 'registry.example/bench:4.0-slow1', 1),
 ]
 TRAFFIC_MIN_WINDOW = 5  # pods in flight at least: a small N (the CI smoke run) rolls in two waves, not four
 TRAFFIC_RATE = 100      # requests per second through the Service
@@ -85,6 +87,7 @@ ROLE_TASK = {
     'vars': {'rollout_target': {'kind': '{{ bench_kind }}', 'name': 'bench', 'namespace': '{{ bench_namespace }}'},
              'rollout_images': {'app': '{{ bench_image }}'}, 'rollout_batch_size': '{{ bench_batch }}',
              'rollout_wait_timeout': '{{ bench_timeout }}',
+             'rollout_readiness_gate': "{{ bench_gate | default('') }}", 'rollout_drain_seconds': '{{ bench_drain }}',
              # Like for like with the native rolling updates measured beside it (minReadySeconds 0).
              'rollout_min_ready_seconds': 0},
 }
@@ -209,7 +212,8 @@ class Bench(object):
         namespace = 'bench-%s-%d-traffic-%d' % (self.run_id, pods, attempt)
         batch = traffic_batch(pods)
         results = [{'pods': pods, 'scenario': name, 'method': method, 'kind': 'Deployment', 'batch': batch,
-                    'drain': gated, 'image': image} for name, method, gated, image in changes]
+                    'drain': gated, 'image': image} for name, method, gated, image, smallest in changes
+                   if pods >= smallest]
         self.cluster.create_namespace(namespace)
         try:
             self.cluster.create_workload(namespace, 'Deployment', pods, gated=True, max_unavailable=batch, serve=True)
@@ -422,10 +426,10 @@ def traffic_targets(results):
     if not measured:
         return {}
     pods = max(r['pods'] for r in measured)
-    drained = by_name(results, pods, TRAFFIC[0][0])
+    drained = [r for r in (by_name(results, pods, t[0]) for t in TRAFFIC if t[2]) if r]
     return {'traffic at N=%d: no failed request in place with the drain (0)' % pods: verdict(
-        drained['traffic']['failed'] == 0 if drained else None,
-        '%d of %d' % (drained['traffic']['failed'], drained['traffic']['sent']) if drained else None)}
+        all(r['traffic']['failed'] == 0 for r in drained) if drained else None, ', '.join(
+            '%s %d of %d' % (r['scenario'], r['traffic']['failed'], r['traffic']['sent']) for r in drained))}
 
 
 def traffic_ratios(results):
@@ -520,7 +524,8 @@ def report(results, found):
     if traffic:
         lines += ['Traffic: %d requests/s through a Service (EndpointSlice changes used %d s after they are seen); '
                   'in place: a sliding window of 25%% of the pods (at least %d), with the readiness gate and '
-                  'drain_seconds %d, then without; native: maxUnavailable = maxSurge = as many. Unavailable: per pod, from its drain start (in place '
+                  'drain_seconds %d, the role in batches of as many (N >= 50), then the window without the gate; '
+                  'native: maxUnavailable = maxSurge = as many. Unavailable: per pod, from its drain start (in place '
                   'without drain: its image change; native: the old pod leaving Ready or deleted) to Ready again '
                   '(native: its replacement Ready), from a pod watch.' % (TRAFFIC_RATE, TRAFFIC_DELAY, TRAFFIC_MIN_WINDOW, DRAIN_SECONDS),
                   table(traffic, TRAFFIC_COLUMNS), '']
@@ -602,7 +607,7 @@ def measure_all(bench, args):
                     pods, result['scenario'], attempt + 1, args.repeat, result.get('wall', '-'), outcome), flush=True)
             print('bench: N=%d traffic scenario run %d/%d: %.0f s with setup' % (
                 pods, attempt + 1, args.repeat, time.time() - started), flush=True)
-        results.extend(measure.aggregate([run[index] for run in runs]) for index in range(len(args.traffic)))
+        results.extend(measure.aggregate([run[index] for run in runs]) for index in range(len(runs[0])))
     traffic_ratios(results)
     return results
 
