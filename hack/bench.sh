@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Benchmarks of in-place rollouts on the local cluster (tests/bench): prints a table and the targets,
 # writes bench/results.json (or $OUT).
-# Usage: [REPEAT=n] [SCENARIOS=a,b] [OUT=file] hack/bench.sh [PODS]
-#   PODS       comma-separated pod counts (default 10)
-#   REPEAT     runs per scenario (default 1; the median is reported with the range)
-#   SCENARIOS  names from tests/bench/run.py SCENARIOS (default: all)
+# Usage: [REPEAT=n] [SCENARIOS=a,b] [OUT=file] [TRAFFIC_PODS=n] [MERGE=1] hack/bench.sh [PODS]
+#   PODS          comma-separated pod counts (default 10)
+#   REPEAT        runs per scenario (default 1; the median is reported with the range)
+#   SCENARIOS     names from tests/bench/run.py SCENARIOS or TRAFFIC, or "traffic" (default: all)
+#   TRAFFIC_PODS  pod counts of the traffic scenario (default: 100 if PODS has it, else the smallest of
+#                 PODS; 0: none). It needs the test bed's binary ($CACHE/bin/cluster, its traffic client).
+#   MERGE=1       keep the rows of OUT that this run does not measure again
 # Starts the local cluster if it is not up, with enough pod slots for the largest N (NODE_MAX_PODS), and
 # then stops it at the end; a running cluster with too few slots is refused with the command that fixes
 # it. Exits non-zero only when the benchmark itself breaks (a scenario could not be measured), never
@@ -16,7 +19,7 @@ venv=$cache/venv
 kubeconfig=${CLUSTERDIR:-$root/.cluster}/kubeconfig
 pods=${1:-10}
 repeat=${REPEAT:-1}
-largest=$(tr ',' '\n' <<<"$pods" | sort -n | tail -1)
+largest=$(tr ',' '\n' <<<"$pods,${TRAFFIC_PODS:-}" | sed '/^$/d' | sort -n | tail -1)
 
 cluster_answers() {
   [ -f "$kubeconfig" ] && "$venv/bin/python" - "$kubeconfig" <<'PY' >/dev/null 2>&1
@@ -46,9 +49,11 @@ cleanup() {
 trap cleanup EXIT
 
 collections=$cache/collections
+galaxy=$("$root/hack/collections.sh")   # kubernetes.core, for its scenario
 mkdir -p "$collections/ansible_collections/inplace" "$root/bench"
 ln -sfn "$root" "$collections/ansible_collections/inplace/k8s"
 
 PYTHONPATH=$collections:$root/tests/bench "$venv/bin/python" "$root/tests/bench/run.py" \
-  --pods "$pods" --kubeconfig "$kubeconfig" --hook "$root/tests/bench/hook" --collections "$collections" \
-  --out "${OUT:-$root/bench/results.json}" --work "$work" --repeat "$repeat" ${SCENARIOS:+--scenarios "$SCENARIOS"}
+  --pods "$pods" --kubeconfig "$kubeconfig" --hook "$root/tests/bench/hook" --collections "$collections:$galaxy" \
+  --out "${OUT:-$root/bench/results.json}" --work "$work" --repeat "$repeat" ${SCENARIOS:+--scenarios "$SCENARIOS"} \
+  --cluster-bin "$cache/bin/cluster" ${TRAFFIC_PODS:+--traffic-pods "$TRAFFIC_PODS"} ${MERGE:+--merge}

@@ -11,6 +11,7 @@ kubeconfig=${CLUSTERDIR:-$root/.cluster}/kubeconfig
 "$root/hack/require-cluster.sh" integration
 
 collections=$cache/collections
+galaxy=$("$root/hack/collections.sh")   # kubernetes.core (target kubernetes_core)
 mkdir -p "$collections/ansible_collections/inplace"
 ln -sfn "$root" "$collections/ansible_collections/inplace/k8s"
 
@@ -38,7 +39,7 @@ for target in "${targets[@]}"; do
     - $target
 YAML
   if K8S_AUTH_KUBECONFIG=$kubeconfig \
-     ANSIBLE_COLLECTIONS_PATH=$collections \
+     ANSIBLE_COLLECTIONS_PATH=$collections:$galaxy \
      ANSIBLE_ROLES_PATH=$root/tests/integration/targets \
      ANSIBLE_NOCOLOR=1 \
      "$venv/bin/ansible-playbook" -i localhost, -e "ansible_python_interpreter=$venv/bin/python" \

@@ -8,11 +8,13 @@ venv=$cache/venv
 export PATH=$venv/bin:$PATH
 cd "$root"
 
-# ansible-lint syntax-checks the playbooks: make this collection importable as inplace.k8s.
+# ansible-lint syntax-checks the playbooks: make this collection importable as inplace.k8s, beside
+# kubernetes.core (hack/collections.sh).
 collections=$cache/collections
 mkdir -p "$collections/ansible_collections/inplace"
 ln -sfn "$root" "$collections/ansible_collections/inplace/k8s"
-export ANSIBLE_COLLECTIONS_PATH=$collections ANSIBLE_NOCOLOR=1 NO_COLOR=1
+galaxy=$("$root/hack/collections.sh")
+export ANSIBLE_COLLECTIONS_PATH=$collections:$galaxy ANSIBLE_NOCOLOR=1 NO_COLOR=1
 
 failed=()
 check() {
@@ -26,15 +28,10 @@ check ansible-lint ansible-lint --nocolor -f pep8
 check "changelog fragments" antsibull-changelog lint
 check "changelog.yaml" antsibull-changelog lint-changelog-yaml changelogs/changelog.yaml
 
-# playbooks/with_kubernetes_core.yml loads only where kubernetes.core is installed (default paths).
-with_default_paths=$collections:$HOME/.ansible/collections:/usr/share/ansible/collections
-if ANSIBLE_COLLECTIONS_PATH=$with_default_paths ansible-galaxy collection list --format json 2>/dev/null \
-     | grep -q '"kubernetes\.core"'; then
-  check "with_kubernetes_core.yml syntax" env ANSIBLE_COLLECTIONS_PATH="$with_default_paths" \
-    ansible-playbook --syntax-check -i localhost, playbooks/with_kubernetes_core.yml
-else
-  echo "=== lint: playbooks/with_kubernetes_core.yml not syntax-checked: kubernetes.core is not installed"
-fi
+# The playbooks that use kubernetes.core (requirements-collections.txt, installed by hack/collections.sh).
+for playbook in playbooks/rbac.yml playbooks/with_kubernetes_core.yml; do
+  check "$playbook syntax" ansible-playbook --syntax-check -i localhost, "$playbook"
+done
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "lint: failed: ${failed[*]}" >&2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make test`: sanity, units, lint, docs, the version matrix, then on the local cluster: its own
-# suite, the integration targets, the installed-tarball test and a small benchmark run.
+# suite, the integration targets, the fleet test (a second cluster), the installed-tarball test and a small benchmark run.
 # Every stage runs; the run fails if any failed, and the cluster is stopped at the end.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,13 +19,15 @@ stage "cluster build" hack/cluster.sh build
 if stage "cluster up" hack/cluster.sh up && [[ ${results[-1]} == PASS* ]]; then
   stage "cluster suite" hack/cluster.sh test
   stage "integration" hack/integration.sh
+  stage "fleet (a second cluster)" hack/fleet-test.sh
   stage "package" hack/package-test.sh
   stage "bench (smoke)" hack/bench.sh 10
 else
   echo "the local cluster did not start: see $CLUSTERDIR/logs; the cluster suite and integration tests cannot run" >&2
   results+=("FAIL  cluster suite (cluster not up)" "FAIL  integration (cluster not up)"
+            "FAIL  fleet (cluster not up)"
             "FAIL  package (cluster not up)" "FAIL  bench (cluster not up)")
-  failed=$((failed + 4))
+  failed=$((failed + 5))
 fi
 stage "cluster down leaves no process" hack/check-down.sh
 

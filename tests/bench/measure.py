@@ -3,11 +3,13 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 """Pure analysis for the benchmarks: the API server's request counters (delta of
-``apiserver_request_total``), the request trace of the Ansible side (hook/sitecustomize.py) and
-the kubelet floor of each batch."""
+``apiserver_request_total``), the request trace of the Ansible side (hook/sitecustomize.py),
+the kubelet floor of each batch, and for the traffic scenario the traffic client's report and each
+pod's unavailable time from a pod watch."""
 
 import collections
 import json
+import math
 import re
 import statistics
 
@@ -183,6 +185,64 @@ def overhead(wall, floors, outside=None):
         result.update(outside_modules=outside,
                       modules_per_batch=round((above - outside) / len(floors), 2))
     return result
+
+
+# --------------------------------------------------------------------------- traffic scenario
+
+def traffic_summary(report):
+    """The figures of one `cluster traffic` JSON report (tests/cluster/traffic.go)."""
+    sent, failed = report['sent'], report['failed']
+    return {'sent': sent, 'failed': failed, 'failure_rate': round(failed / float(sent), 4) if sent else None,
+            'rate': report.get('rate'), 'delay_seconds': report.get('delay_seconds'),
+            'seconds': round(report.get('duration_seconds') or 0, 1), 'failures': report.get('failures') or {},
+            'by_image': report.get('by_image') or {}}
+
+
+def unavailable_in_place(events, old_image):
+    """Per pod of an in-place change, from a pod watch (``events``: (seen, pod_state) in any order; see
+    workloads.PodWatch): the seconds from the first moment the pod was seen leaving service (its readiness
+    gate set False, i.e. its drain started; Ready not True; a new image in its spec; going away) to the
+    first moment after that it was seen Ready again with the new image running. Returns (seconds of the
+    pods that came back, names of the pods that left service and did not come back)."""
+    start, end, names = {}, {}, {}
+    for seen, pod in sorted(events, key=lambda event: event[0]):
+        uid = pod['uid']
+        names[uid] = pod['name']
+        if uid not in start:
+            if pod['gate'] == 'False' or pod['ready'] != 'True' or pod['image'] != old_image or pod['deleted']:
+                start[uid] = seen
+        elif uid not in end and pod['ready'] == 'True' and not pod['deleted'] and pod['image'] != old_image \
+                and pod['running'] == pod['image']:
+            end[uid] = seen
+    return ([end[uid] - start[uid] for uid in end], sorted(names[uid] for uid in start if uid not in end))
+
+
+def unavailable_native(events, old_uids):
+    """The same for a rolling update that replaces pods: the old pods in the order they were seen leaving
+    Ready (or getting a deletion timestamp, or gone), paired with the new pods in the order they were
+    seen Ready; each pair's seconds from the one to the other (0 when the replacement was Ready first: a
+    surge pod). Returns (seconds, names of the old pods without a replacement Ready)."""
+    leave, ready = {}, {}
+    for seen, pod in sorted(events, key=lambda event: event[0]):
+        uid = pod['uid']
+        if uid in old_uids:
+            if uid not in leave and (pod['ready'] != 'True' or pod['deleted']):
+                leave[uid] = (seen, pod['name'])
+        elif uid not in ready and pod['ready'] == 'True' and not pod['deleted']:
+            ready[uid] = seen
+    leaves, readies = sorted(leave.values()), sorted(ready.values())
+    return ([max(0.0, back - gone[0]) for gone, back in zip(leaves, readies)],
+            sorted(name for _seen, name in leaves[len(readies):]))
+
+
+def spread(values):
+    """{'pods', 'median', 'p95' (nearest rank), 'max', 'total'} of per-pod seconds (None when empty)."""
+    ordered = sorted(values)
+    if not ordered:
+        return {'pods': 0, 'median': None, 'p95': None, 'max': None, 'total': None}
+    return {'pods': len(ordered), 'median': round(statistics.median(ordered), 2),
+            'p95': round(ordered[max(0, int(math.ceil(0.95 * len(ordered))) - 1)], 2),
+            'max': round(ordered[-1], 2), 'total': round(sum(ordered), 1)}
 
 
 # --------------------------------------------------------------------------- repeats

@@ -10,12 +10,19 @@ scenarios run ansible-playbook as a child process (wall time, CPU and peak RSS f
 the request trace hook on its PYTHONPATH; native scenarios patch the workload's template and
 watch the controller. Prints a table and the targets, writes a JSON summary.
 
+The traffic scenario (TRAFFIC) runs once per run, at --traffic-pods: one Deployment of N pods behind a
+Service while the test bed's traffic client (`cluster traffic`) sends a steady request rate through it;
+three image changes one after the other, each measured on its own: requests sent and failed, and each
+pod's unavailable time from a pod watch.
+
 Usage: run.py --pods 10,100 --kubeconfig KUBECONFIG --hook DIR --collections DIR --out FILE --work DIR
+              [--cluster-bin CLUSTER] [--traffic-pods N]
 """
 
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -24,6 +31,7 @@ import uuid
 
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 
+import kcore
 import measure
 import workloads
 
@@ -45,14 +53,35 @@ SCENARIOS = [
     # maxUnavailable 25%, maxSurge 0: the same pods in flight as an in-place window of 25%
     ('native Deployment 25%/0', 'native', 'Deployment', '25%/0', False),
     ('native StatefulSet 25%', 'native', 'StatefulSet', '25%', False),
+    # what kubernetes.core users do today: k8s state=patched on each pod with wait (tests/bench/kcore.py)
+    ('kubernetes.core patched+wait', 'kcore', 'Deployment', '100%', False),
 ]
+
+# The traffic scenario: one Deployment (a readiness gate, the app's port and an httpGet readiness probe
+# every second) behind a Service; the changes run in this order, each from the image the one before left.
+# name -> (method, drain through the gate, new image, from N pods on). The module's changes are a sliding
+# window as 'image window 25%', the role's are batches of as many pods (from N=50 on: with its prepare and
+# finish steps it would double the smoke run's traffic time); native is the Deployment's rolling update with maxUnavailable = maxSurge = the same
+# number of pods (traffic_batch()), its template's readiness gate removed with the new image (nothing would
+# open it on new pods). Images start in 1 s (-slow1, as in the service_continuity target).
+TRAFFIC = [
+    ('traffic in place drain', 'window', True, 'registry.example/bench:2.0-slow1', 1),
+    ('traffic role drain', 'role', True, 'registry.example/bench:2.5-slow1', 50),
+    ('traffic in place', 'window', False, 'registry.example/bench:3.0-slow1', 1),
+    ('traffic native', 'native', False, 'registry.example/bench:4.0-slow1', 1),
+]
+TRAFFIC_MIN_WINDOW = 5  # pods in flight at least: a small N (the CI smoke run) rolls in two waves, not four
+TRAFFIC_RATE = 100      # requests per second through the Service
+TRAFFIC_DELAY = 1       # seconds: the client uses an EndpointSlice change this long after it sees it
+DRAIN_SECONDS = 2       # the in-place drain: at least the propagation delay
+TRAFFIC_SETTLE = 1      # seconds of traffic before and after each change
 
 IMAGE_TASK = {
     'name': 'Update one batch with inplace_image',
     'inplace.k8s.inplace_image': {
         'namespace': '{{ bench_namespace }}', 'names': '{{ item }}', 'containers': {'app': '{{ bench_image }}'},
         'max_concurrency': '{{ bench_concurrency | default(item | length) }}', 'wait_timeout': '{{ bench_timeout }}',
-        'readiness_gate': '{{ bench_gate | default(omit) }}', 'drain_seconds': 0},
+        'readiness_gate': '{{ bench_gate | default(omit) }}', 'drain_seconds': '{{ bench_drain | default(0) }}'},
     'loop': '{{ bench_batches }}',
 }
 ROLE_TASK = {
@@ -61,6 +90,7 @@ ROLE_TASK = {
     'vars': {'rollout_target': {'kind': '{{ bench_kind }}', 'name': 'bench', 'namespace': '{{ bench_namespace }}'},
              'rollout_images': {'app': '{{ bench_image }}'}, 'rollout_batch_size': '{{ bench_batch }}',
              'rollout_wait_timeout': '{{ bench_timeout }}',
+             'rollout_readiness_gate': "{{ bench_gate | default('') }}", 'rollout_drain_seconds': '{{ bench_drain }}',
              # Like for like with the native rolling updates measured beside it (minReadySeconds 0).
              'rollout_min_ready_seconds': 0},
 }
@@ -148,22 +178,30 @@ class Bench(object):
             self.cluster.delete_namespace(namespace)
         return result
 
-    def rollout(self, result, namespace, names):
+    def rollout(self, result, namespace, names, image=workloads.NEW_IMAGE, drain_seconds=0, run=''):
         """An in-place rollout through ansible-playbook; fills wall, CPU, RSS, trace and floor figures."""
-        trace = os.path.join(self.args.work, namespace + '.trace.jsonl')
+        trace = os.path.join(self.args.work, namespace + run + '.trace.jsonl')
         size = batching.batch_size(len(names), result['batch'])
-        extra = {'bench_namespace': namespace, 'bench_image': workloads.NEW_IMAGE, 'bench_timeout': TIMEOUT,
+        extra = {'bench_namespace': namespace, 'bench_image': image, 'bench_timeout': TIMEOUT, 'bench_drain': drain_seconds,
                  'bench_kind': result['kind'], 'bench_batch': result['batch'],
                  'bench_batches': batching.plan_batches(names, names, size)['batches']}
         if result['method'] == 'window':
             extra.update(bench_batches=[names], bench_concurrency=size)
         if result['drain']:
             extra['bench_gate'] = workloads.GATE
-        task = ROLE_TASK if result['method'] == 'role' else IMAGE_TASK
-        command = self.playbook(task, extra, namespace)
+        task = {'role': ROLE_TASK, 'kcore': kcore.TASK}.get(result['method'], IMAGE_TASK)
+        command = self.playbook(task, extra, namespace + run)
         code, wall, cpu, rss = self.spawn(command, self.child_env(trace), os.path.join(
-            self.args.work, namespace + '.log'))
+            self.args.work, namespace + run + '.log'))
         entries = measure.load_trace(trace)
+        if result['method'] == 'kcore':
+            result.update(kcore.observe(self.cluster, namespace, len(names), time.time() - wall, TIMEOUT, entries),
+                          wall=round(wall, 2), cpu=round(cpu, 2), rss_mib=round(rss, 1),
+                          cpu_ms_per_pod=round(1000 * cpu / result['pods'], 1),
+                          client=measure.trace_summary(entries, result['pods']))
+            if code != 0:
+                result['error'] = 'ansible-playbook exited %d (log: %s.log)' % (code, os.path.join(self.args.work, namespace))
+            return
         ready = self.cluster.ready_times(namespace)
         if result['method'] == 'window':
             floors = measure.window_floors(entries, ready, size)
@@ -175,7 +213,109 @@ class Bench(object):
                       client=measure.trace_summary(entries, result['pods']))
         result.update(measure.overhead(wall, floors, measure.outside_modules(entries, wall)))
         if code != 0:
-            result['error'] = 'ansible-playbook exited %d (log: %s.log)' % (code, os.path.join(self.args.work, namespace))
+            result['error'] = 'ansible-playbook exited %d (log: %s.log)' % (
+                code, os.path.join(self.args.work, namespace + run))
+
+    # ---- the traffic scenario
+
+    def traffic(self, pods, changes, attempt=0):
+        """The traffic scenario at ``pods`` pods: one result per change of ``changes`` (TRAFFIC entries)."""
+        namespace = 'bench-%s-%d-traffic-%d' % (self.run_id, pods, attempt)
+        batch = traffic_batch(pods)
+        results = [{'pods': pods, 'scenario': name, 'method': method, 'kind': 'Deployment', 'batch': batch,
+                    'drain': gated, 'image': image} for name, method, gated, image, smallest in changes
+                   if pods >= smallest]
+        self.cluster.create_namespace(namespace)
+        try:
+            self.cluster.create_workload(namespace, 'Deployment', pods, gated=True, max_unavailable=batch, serve=True)
+            self.cluster.create_service(namespace)
+            workloads.wait_until(lambda: self.cluster.ready_endpoints(namespace) == pods, 60 + pods,
+                                 '%d ready endpoints of the Service' % pods)
+            image = workloads.OLD_IMAGE
+            for index, result in enumerate(results):
+                if index and 'error' in results[index - 1]:
+                    result['error'] = 'not measured: the change before it failed'
+                    continue
+                try:
+                    self.traffic_change(result, namespace, image, '.%d' % index)
+                except Exception as exc:  # pylint: disable=broad-except
+                    result['error'] = '%s: %s' % (type(exc).__name__, exc)
+                image = result['image']
+        except Exception as exc:  # pylint: disable=broad-except
+            for result in results:
+                result.setdefault('error', 'setup: %s: %s' % (type(exc).__name__, exc))
+        finally:
+            self.cluster.delete_namespace(namespace)
+        return results
+
+    def traffic_change(self, result, namespace, old_image, run):
+        """One change under traffic: the client runs TRAFFIC_SETTLE s before and after it, a pod watch
+        during it; fills the traffic figures, the per-pod unavailable time and the usual ones."""
+        before = self.cluster.snapshot(namespace)
+        scheduled = self.cluster.scheduled_events(namespace)
+        metrics = measure.request_totals(self.cluster.metrics())
+        report = os.path.join(self.args.work, namespace + run + '.traffic.json')
+        client = self.start_traffic(namespace, report)
+        try:
+            time.sleep(TRAFFIC_DELAY + TRAFFIC_SETTLE)    # the client uses its first endpoints after the delay
+            if client.poll() is not None:
+                raise RuntimeError('the traffic client exited early (log: %s.log)' % report)
+            pod_watch = workloads.PodWatch(self.args.kubeconfig, namespace, TIMEOUT + 60)
+            try:
+                if result['method'] == 'native':
+                    result['wall'] = round(self.cluster.native_rollout(
+                        namespace, 'Deployment', result['pods'], TIMEOUT, image=result['image'], drop_gates=True), 2)
+                else:
+                    self.rollout(result, namespace, sorted(v['name'] for v in before.values()), image=result['image'],
+                                 drain_seconds=DRAIN_SECONDS if result['drain'] else 0, run=run)
+                time.sleep(max(TRAFFIC_SETTLE, TRAFFIC_DELAY))   # the last endpoint changes reach the client
+            finally:
+                events = pod_watch.stop()
+        finally:
+            served = self.stop_traffic(client, report)
+        result['traffic'] = measure.traffic_summary(served)
+        if result['method'] == 'native':
+            seconds, missing = measure.unavailable_native(events, set(before))
+        else:
+            seconds, missing = measure.unavailable_in_place(events, old_image)
+        result['unavailable'] = measure.spread(seconds)
+        result['cluster_requests'] = measure.delta(metrics, measure.request_totals(self.cluster.metrics()))
+        result['cluster_writes'] = measure.writes(result['cluster_requests'])
+        after = self.cluster.snapshot(namespace)
+        result['recreated'] = len(set(before) - set(after))
+        result['ips_changed'] = len(set(v['ip'] for v in before.values()) - set(v['ip'] for v in after.values()))
+        result['scheduled'] = self.cluster.scheduled_events(namespace) - scheduled
+        stale = [v['name'] for v in after.values() if v['image'] != result['image']]
+        if stale:
+            result['error'] = '%d pod(s) not on the new image: %s' % (len(stale), ', '.join(stale[:5]))
+        elif missing or result['unavailable']['pods'] != result['pods']:
+            result['error'] = 'the pod watch saw %d of %d pods leave and come back; not back: %s' % (
+                result['unavailable']['pods'], result['pods'], ', '.join(missing[:5]) or '-')
+
+    def start_traffic(self, namespace, report):
+        """`cluster traffic` against the Service, bounded by count and time (it stops by itself)."""
+        seconds = TIMEOUT + 120
+        command = [self.args.cluster_bin, 'traffic', '--kubeconfig', self.args.kubeconfig, '--namespace', namespace,
+                   '--service', 'bench', '--rate', str(TRAFFIC_RATE), '--delay', '%ds' % TRAFFIC_DELAY,
+                   '--duration', '%ds' % seconds, '--count', str(TRAFFIC_RATE * seconds), '--out', report]
+        with open(report + '.log', 'w') as log:
+            return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    @staticmethod
+    def stop_traffic(client, report):
+        """Stop the client (SIGTERM: it finishes the requests in flight and writes its report); the report."""
+        if client.poll() is None:
+            client.send_signal(signal.SIGTERM)
+        try:
+            client.wait(60)
+        except subprocess.TimeoutExpired:
+            client.kill()
+            client.wait()
+            raise RuntimeError('the traffic client did not stop within 60 s (log: %s.log)' % report)
+        if client.returncode != 0 or not os.path.exists(report):
+            raise RuntimeError('the traffic client exited %d without a report (log: %s.log)' % (client.returncode, report))
+        with open(report) as handle:
+            return json.load(handle)
 
     def startup(self, namespace):
         """Module start-up: the module run as `python -m` with an args file (no Ansible around it), from
@@ -209,16 +349,30 @@ def by_name(results, pods, name):
     return None
 
 
+def traffic_batch(pods):
+    """Pods in flight in the traffic scenario: 25% (as the other scenarios), at least TRAFFIC_MIN_WINDOW."""
+    if batching.batch_size(pods, '25%') >= TRAFFIC_MIN_WINDOW:
+        return '25%'
+    return str(min(pods, TRAFFIC_MIN_WINDOW))
+
+
+def is_traffic(result):
+    return result['scenario'] in [t[0] for t in TRAFFIC]
+
+
 def verdict(ok, text):
     return {'status': 'n/a' if ok is None else ('PASS' if ok else 'MISS'), 'value': text}
 
 
 def targets(results):
     """Each target with PASS/MISS (or n/a when its scenario did not run) at the largest pod count."""
+    found = traffic_targets(results)
+    results = [r for r in results if not is_traffic(r)]
+    if not results:
+        return found
     pods = max(r['pods'] for r in results)
     plain, drained = by_name(results, pods, 'image 100%'), by_name(results, pods, 'image 100% drain')
-    inplace = [r for r in results if r['pods'] == pods and r['method'] != 'native' and 'error' not in r]
-    found = {}
+    inplace = [r for r in results if r['pods'] == pods and r['method'] not in ('native', 'kcore') and 'error' not in r]
     if plain:
         value = plain['client']['pod_writes_per_pod']
         found['writes per pod, no drain (1)'] = verdict(value <= 1, value)
@@ -277,6 +431,33 @@ def targets(results):
     return found
 
 
+def traffic_targets(results):
+    """The traffic scenario's target at its largest N: no failed request in place with the drain."""
+    measured = [r for r in results if is_traffic(r) and 'error' not in r]
+    if not measured:
+        return {}
+    pods = max(r['pods'] for r in measured)
+    drained = [r for r in (by_name(results, pods, t[0]) for t in TRAFFIC if t[2]) if r]
+    return {'traffic at N=%d: no failed request in place with the drain (0)' % pods: verdict(
+        all(r['traffic']['failed'] == 0 for r in drained) if drained else None, ', '.join(
+            '%s %d of %d' % (r['scenario'], r['traffic']['failed'], r['traffic']['sent']) for r in drained))}
+
+
+def traffic_ratios(results):
+    """Each measured traffic row gets ``vs_native``: its failed requests, wall time and per-pod unavailable
+    time (median, p95, total) divided by the native rolling update's at the same N (None where native's is 0)."""
+    for result in results:
+        native = by_name(results, result['pods'], TRAFFIC[-1][0])
+        if not is_traffic(result) or 'error' in result or not native or result is native:
+            continue
+        pairs = {'failed': (result['traffic']['failed'], native['traffic']['failed']),
+                 'wall': (result['wall'], native['wall'])}
+        for key in ('median', 'p95', 'total'):
+            pairs['unavailable_' + key] = (result['unavailable'][key], native['unavailable'][key])
+        result['vs_native'] = dict((key, round(mine / float(theirs), 2) if theirs else None)
+                                   for key, (mine, theirs) in pairs.items())
+
+
 def growth(results):
     """Per scenario: wall time, client requests and Ansible CPU as the pod count grows."""
     table = {}
@@ -306,7 +487,7 @@ COLUMNS = [('N', 'pods'), ('scenario', 'scenario'), ('wall s', 'wall'), ('wall r
            ('Scheduled', 'scheduled')]
 
 
-def cell(result, key):
+def _cell(result, key):
     if key == 'wall_range':
         return '%s-%s' % (result['wall_min'], result['wall_max']) if result.get('repeats', 1) > 1 else '-'
     if key == 'cluster_total':
@@ -318,12 +499,30 @@ def cell(result, key):
     return '-' if value is None else str(value)
 
 
-def table(results):
-    rows = [[title for title, _key in COLUMNS]]
+TRAFFIC_COLUMNS = [('N', 'pods'), ('change', 'scenario'), ('in flight', 'batch'), ('wall s', 'wall'), ('sent', ('traffic', 'sent')),
+                   ('failed', ('traffic', 'failed')), ('failure %', 'failure_percent'),
+                   ('unavailable median s', ('unavailable', 'median')), ('p95 s', ('unavailable', 'p95')),
+                   ('max s', ('unavailable', 'max')), ('pod-s total', ('unavailable', 'total')),
+                   ('recreated', 'recreated'), ('IPs changed', 'ips_changed'),
+                   ('failed / native', ('vs_native', 'failed')), ('wall / native', ('vs_native', 'wall')),
+                   ('unavailable median / native', ('vs_native', 'unavailable_median')),
+                   ('pod-s / native', ('vs_native', 'unavailable_total'))]
+
+
+def cell(result, key):
+    if key == 'failure_percent':
+        rate = result.get('traffic', {}).get('failure_rate')
+        return '-' if rate is None else '%.2f' % (100 * rate)
+    return _cell(result, key)
+
+
+def table(results, columns=None):
+    columns = columns or COLUMNS
+    rows = [[title for title, _key in columns]]
     for result in results:
-        rows.append([cell(result, key) for _title, key in COLUMNS])
+        rows.append([cell(result, key) for _title, key in columns])
     lines = ['| ' + ' | '.join(row) + ' |' for row in rows]
-    lines.insert(1, '|' + '|'.join(' --- ' for _row in COLUMNS) + '|')
+    lines.insert(1, '|' + '|'.join(' --- ' for _row in columns) + '|')
     for result in results:
         if 'error' in result:
             lines.append('\nERROR %s N=%d: %s' % (result['scenario'], result['pods'], result['error']))
@@ -331,9 +530,20 @@ def table(results):
 
 
 def report(results, found):
-    lines = [table(results), '', 'Targets (goals, at the largest N):']
+    lines = [table([r for r in results if not is_traffic(r)]), ''] if any(not is_traffic(r) for r in results) else []
+    traffic = [r for r in results if is_traffic(r)]
+    if traffic:
+        lines += ['Traffic: %d requests/s through a Service (EndpointSlice changes used %d s after they are seen); '
+                  'in place: a sliding window of 25%% of the pods (at least %d), with the readiness gate and '
+                  'drain_seconds %d, the role in batches of as many (N >= 50), then the window without the gate; '
+                  'native: maxUnavailable = maxSurge = as many. Unavailable: per pod, from its drain start (in place '
+                  'without drain: its image change; native: the old pod leaving Ready or deleted) to Ready again '
+                  '(native: its replacement Ready), from a pod watch.' % (TRAFFIC_RATE, TRAFFIC_DELAY, TRAFFIC_MIN_WINDOW, DRAIN_SECONDS),
+                  table(traffic, TRAFFIC_COLUMNS), '']
+    lines.append('Targets (goals, at the largest N):')
     for name, outcome in found.items():
         lines.append('  %-4s %s: %s' % (outcome['status'], name, outcome['value']))
+    lines.extend(kcore.report_lines(results))
     startups = [r['startup'] for r in results if r.get('startup')]
     if startups:
         lines.append('Module start-up (python -m, spawn to first request): %s s, runs %s' % (
@@ -341,7 +551,9 @@ def report(results, found):
     return '\n'.join(lines)
 
 
-def main(argv=None):
+def parse(argv):
+    """The options, with the selection made: ``wanted`` (SCENARIOS entries), ``sizes``, ``traffic`` (TRAFFIC
+    entries) and ``traffic_sizes``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--pods', default='10')
     parser.add_argument('--kubeconfig', required=True)
@@ -349,26 +561,43 @@ def main(argv=None):
     parser.add_argument('--collections', required=True, help='ANSIBLE_COLLECTIONS_PATH holding inplace.k8s')
     parser.add_argument('--out', required=True)
     parser.add_argument('--work', required=True)
-    parser.add_argument('--scenarios', default='', help='comma-separated names (default: all)')
+    parser.add_argument('--scenarios', default='', help='comma-separated names (default: all; "traffic": the '
+                        'traffic scenario\'s changes)')
     parser.add_argument('--startup-runs', type=int, default=3)
     parser.add_argument('--repeat', type=int, default=1, help='runs per scenario (the median is reported)')
+    parser.add_argument('--cluster-bin', default='', help='the test bed\'s binary (its traffic client)')
+    parser.add_argument('--traffic-pods', default='', help='pod counts of the traffic scenario (default: 100 '
+                        'when --pods has it, else the smallest of --pods; 0: none)')
+    parser.add_argument('--merge', action='store_true', help='keep the rows of --out that this run does not measure')
     args = parser.parse_args(argv)
-    bench = Bench(args)
-    wanted = [s for s in SCENARIOS if not args.scenarios or s[0] in args.scenarios.split(',')]
-    sizes = [int(p) for p in args.pods.split(',') if p.strip()]
-    unknown = set(args.scenarios.split(',')) - set(s[0] for s in SCENARIOS) if args.scenarios else set()
-    if unknown or not wanted or not sizes or args.repeat < 1:
-        parser.error('--scenarios: unknown %s (known: %s); --pods and --repeat must be positive' % (
-            ', '.join(sorted(unknown)) or '-', ', '.join(s[0] for s in SCENARIOS)))
-    capacity_error = bench.capacity_error(max(sizes), any(s[1] == 'native' and s[2] == 'Deployment' for s in wanted))
-    if capacity_error:
-        print('bench: %s' % capacity_error, file=sys.stderr)
-        return 2
-    print('bench: cluster %s, pods %s, repeat %d, run %s, work %s' % (
-        bench.cluster.version(), args.pods, args.repeat, bench.run_id, args.work))
+    names = [n for n in args.scenarios.split(',') if n]
+    unknown = set(names) - set([s[0] for s in SCENARIOS] + [t[0] for t in TRAFFIC] + ['traffic'])
+    args.wanted = [s for s in SCENARIOS if not names or s[0] in names]
+    args.traffic = [t for t in TRAFFIC if not names or t[0] in names or 'traffic' in names]
+    try:
+        args.sizes = [int(p) for p in args.pods.split(',') if p.strip()]
+        args.traffic_sizes = [int(p) for p in args.traffic_pods.split(',') if p.strip() and int(p)] \
+            if args.traffic_pods else [100 if 100 in args.sizes else min(args.sizes or [0])]
+    except ValueError:
+        parser.error('--pods %r, --traffic-pods %r: comma-separated pod counts' % (args.pods, args.traffic_pods))
+    if unknown or not (args.wanted or args.traffic) or not args.sizes or min(args.sizes + args.traffic_sizes) < 1 \
+            or args.repeat < 1:
+        parser.error('--scenarios: unknown %s (known: %s, traffic); --pods, --traffic-pods and --repeat must be '
+                     'positive' % (', '.join(sorted(unknown)) or '-', ', '.join(s[0] for s in SCENARIOS + TRAFFIC)))
+    if not args.traffic_sizes:
+        args.traffic = []
+    if args.traffic and not os.access(args.cluster_bin, os.X_OK):
+        parser.error('--cluster-bin %r: not an executable; the traffic scenario needs the test bed\'s binary (its '
+                     'traffic client, hack/cluster.sh build), or skip the scenario with --traffic-pods 0'
+                     % args.cluster_bin)
+    return args
+
+
+def measure_all(bench, args):
+    """Every wanted scenario at every size, then the traffic scenario; one aggregated row each."""
     results = []
-    for pods in sizes:
-        for name, method, kind, batch, gated in wanted:
+    for pods in args.sizes:
+        for name, method, kind, batch, gated in args.wanted:
             runs = []
             for attempt in range(args.repeat):
                 started = time.time()
@@ -378,12 +607,53 @@ def main(argv=None):
                     pods, name, attempt + 1, args.repeat, result.get('wall', '-'), result.get('error', 'ok'),
                     time.time() - started), flush=True)
             results.append(measure.aggregate(runs))
+    for pods in args.traffic_sizes:
+        runs = []
+        for attempt in range(args.repeat):
+            started = time.time()
+            runs.append(bench.traffic(pods, args.traffic, attempt))
+            for result in runs[-1]:
+                outcome = result.get('error') or 'failed %d of %d requests' % (
+                    result['traffic']['failed'], result['traffic']['sent'])
+                print('bench: N=%d %-26s run %d/%d wall %6ss  %s' % (
+                    pods, result['scenario'], attempt + 1, args.repeat, result.get('wall', '-'), outcome), flush=True)
+            print('bench: N=%d traffic scenario run %d/%d: %.0f s with setup' % (
+                pods, attempt + 1, args.repeat, time.time() - started), flush=True)
+        results.extend(measure.aggregate([run[index] for run in runs]) for index in range(len(runs[0])))
+    traffic_ratios(results)
+    return results
+
+
+def merged(path, results):
+    """The rows of the summary at ``path`` that ``results`` does not measure again, then ``results``."""
+    try:
+        with open(path) as handle:
+            kept = json.load(handle)['results']
+    except (IOError, ValueError, KeyError):
+        kept = []
+    fresh = set((r['pods'], r['scenario']) for r in results)
+    return [r for r in kept if (r['pods'], r['scenario']) not in fresh] + results
+
+
+def main(argv=None):
+    args = parse(argv)
+    bench = Bench(args)
+    capacity_error = bench.capacity_error(max(args.sizes + args.traffic_sizes), bool(args.traffic) or any(
+        s[1] == 'native' and s[2] == 'Deployment' for s in args.wanted))
+    if capacity_error:
+        print('bench: %s' % capacity_error, file=sys.stderr)
+        return 2
+    print('bench: cluster %s, pods %s, traffic pods %s, repeat %d, run %s, work %s' % (
+        bench.cluster.version(), args.pods, ','.join(map(str, args.traffic_sizes)) if args.traffic else '-',
+        args.repeat, bench.run_id, args.work))
+    results = measure_all(bench, args)
+    if args.merge:
+        results = merged(args.out, results)
     found = targets(results)
-    text = report(results, found)
-    print('\n' + text)
-    summary = {'cluster': bench.cluster.version(), 'pods': args.pods, 'old_image': workloads.OLD_IMAGE,
-               'new_image': workloads.NEW_IMAGE, 'targets': found, 'growth': growth(results),
-               'results': results}
+    print('\n' + report(results, found))
+    summary = {'cluster': bench.cluster.version(), 'pods': ','.join(map(str, sorted(set(r['pods'] for r in results)))),
+               'old_image': workloads.OLD_IMAGE, 'new_image': workloads.NEW_IMAGE, 'targets': found,
+               'growth': growth(results), 'results': results}
     with open(args.out, 'w') as handle:
         json.dump(summary, handle, indent=1, sort_keys=True)
         handle.write('\n')

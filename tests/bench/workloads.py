@@ -6,6 +6,7 @@
 namespaces, the workloads rolled, waits, pod snapshots, the API server's metrics and the native
 rolling updates that in-place rollouts are compared with."""
 
+import threading
 import time
 
 from kubernetes import client, config, watch
@@ -15,12 +16,14 @@ OLD_IMAGE = 'registry.example/bench:1.0'
 NEW_IMAGE = 'registry.example/bench:2.0-slow2'   # the fake runtime takes 2 s to start it
 GATE = 'inplace.k8s/ready'
 LABEL = 'inplace.k8s/bench'
+PORT = 8080             # where the local cluster's app serves HTTP when the container declares it
 
 
 class Cluster(object):
     """Typed APIs over one kubeconfig."""
 
     def __init__(self, kubeconfig):
+        self.kubeconfig = kubeconfig
         self.api_client = config.new_client_from_config(config_file=kubeconfig)
         self.core = client.CoreV1Api(self.api_client)
         self.apps = client.AppsV1Api(self.api_client)
@@ -67,12 +70,14 @@ class Cluster(object):
 
     # ---- workloads
 
-    def create_workload(self, namespace, kind, replicas, gated=False, max_unavailable='25%', max_surge=None):
+    def create_workload(self, namespace, kind, replicas, gated=False, max_unavailable='25%', max_surge=None,
+                        serve=False):
         """A Deployment or StatefulSet named 'bench' of ``replicas`` pods running OLD_IMAGE,
         rolling ``max_unavailable`` (and ``max_surge`` surge pods for a Deployment, as many by default)
-        at a time."""
+        at a time. ``serve``: the container declares the port its app serves and a readiness probe on it
+        (the traffic scenario)."""
         spec = {'replicas': replicas, 'selector': {'matchLabels': {'app': 'bench'}},
-                'template': pod_template(gated)}
+                'template': pod_template(gated, serve)}
         body = {'metadata': {'name': 'bench', 'namespace': namespace}, 'spec': spec}
         if kind == 'Deployment':
             spec['strategy'] = {'type': 'RollingUpdate',
@@ -92,6 +97,17 @@ class Cluster(object):
                 self.core.patch_namespaced_pod_status(pod.metadata.name, namespace, {'status': {'conditions': [
                     {'type': GATE, 'status': 'True', 'reason': 'Bench'}]}})
         wait_until(lambda: self._all_ready(namespace, replicas), timeout, '%d ready pods' % replicas)
+
+    def create_service(self, namespace):
+        """The Service 'bench' in front of the workload's pods (port 80 to the app's PORT)."""
+        self.core.create_namespaced_service(namespace, {'metadata': {'name': 'bench'}, 'spec': {
+            'selector': {'app': 'bench'}, 'ports': [{'name': 'http', 'port': 80, 'targetPort': 'http'}]}})
+
+    def ready_endpoints(self, namespace):
+        """Ready endpoints in the EndpointSlices of the Service 'bench'."""
+        slices = client.DiscoveryV1Api(self.api_client).list_namespaced_endpoint_slice(
+            namespace, label_selector='kubernetes.io/service-name=bench').items
+        return sum(1 for s in slices for e in s.endpoints or [] if e.conditions is None or e.conditions.ready is not False)
 
     def pods(self, namespace):
         return self.core.list_namespaced_pod(namespace, label_selector='app=bench').items
@@ -136,10 +152,12 @@ class Cluster(object):
 
     # ---- the native rolling update
 
-    def native_rollout(self, namespace, kind, replicas, timeout):
-        """Set NEW_IMAGE on the workload's template and wait until the controller has rolled it out;
-        the seconds it took."""
-        patch = {'spec': {'template': {'spec': {'containers': [{'name': CONTAINER, 'image': NEW_IMAGE}]}}}}
+    def native_rollout(self, namespace, kind, replicas, timeout, image=NEW_IMAGE, drop_gates=False):
+        """Set ``image`` on the workload's template (``drop_gates``: and remove its readiness gates, which
+        nothing would open on new pods) and wait until the controller has rolled it out; the seconds it took."""
+        patch = {'spec': {'template': {'spec': {'containers': [{'name': CONTAINER, 'image': image}]}}}}
+        if drop_gates:
+            patch['spec']['template']['spec']['readinessGates'] = None
         read, patcher, lister = {
             'Deployment': (self.apps.read_namespaced_deployment, self.apps.patch_namespaced_deployment,
                            self.apps.list_namespaced_deployment),
@@ -147,7 +165,7 @@ class Cluster(object):
                             self.apps.list_namespaced_stateful_set)}[kind]
         version = read('bench', namespace).metadata.resource_version
         start = time.time()
-        patcher('bench', namespace, patch)
+        patcher('bench', namespace, patch)  # a strategic merge (the client's choice for a dict): by container name
         done = rolled_out if kind == 'Deployment' else sts_rolled_out
         stream = watch.Watch()
         for event in stream.stream(lister, namespace, field_selector='metadata.name=bench',
@@ -166,9 +184,12 @@ def _count(value):
     return value if str(value).endswith('%') else int(value)
 
 
-def pod_template(gated):
-    spec = {'terminationGracePeriodSeconds': 1, 'enableServiceLinks': False,
-            'containers': [{'name': CONTAINER, 'image': OLD_IMAGE}]}
+def pod_template(gated, serve=False):
+    container = {'name': CONTAINER, 'image': OLD_IMAGE}
+    if serve:
+        container.update(ports=[{'name': 'http', 'containerPort': PORT}], readinessProbe={
+            'httpGet': {'path': '/ready', 'port': 'http'}, 'periodSeconds': 1})
+    spec = {'terminationGracePeriodSeconds': 1, 'enableServiceLinks': False, 'containers': [container]}
     if gated:
         spec['readinessGates'] = [{'conditionType': GATE}]
     return {'metadata': {'labels': {'app': 'bench'}}, 'spec': spec}
@@ -193,6 +214,63 @@ def sts_rolled_out(sts, replicas):
     return (status.observed_generation or 0) >= sts.metadata.generation and (
         status.update_revision == status.current_revision
         and status.updated_replicas == replicas == status.ready_replicas)
+
+
+class PodWatch(object):
+    """The workload's pods as a watch of their namespace sees them during a change: a list of
+    (epoch seconds when this process saw it, pod state as pod_state() gives it), from a listing at
+    construction on. The watch runs in a thread of its own with its own client, until stop() or
+    ``timeout`` seconds."""
+
+    def __init__(self, kubeconfig, namespace, timeout):
+        self.core = client.CoreV1Api(config.new_client_from_config(config_file=kubeconfig))
+        self.namespace = namespace
+        listing = self.core.list_namespaced_pod(namespace, label_selector='app=bench')
+        seen = time.time()
+        self.events = [(seen, pod_state(p)) for p in listing.items]
+        self.version = listing.metadata.resource_version
+        self.error = None
+        self.done = threading.Event()
+        self.deadline = time.time() + timeout
+        self.thread = threading.Thread(target=self._run, name='pod-watch-%s' % namespace)
+        self.thread.daemon = True
+        self.thread.start()
+
+    def _run(self):
+        try:
+            while not self.done.is_set() and time.time() < self.deadline:
+                stream = watch.Watch()
+                # Short server-side timeouts: the loop looks at done at least every 2 s.
+                for event in stream.stream(self.core.list_namespaced_pod, self.namespace, label_selector='app=bench',
+                                           resource_version=self.version, timeout_seconds=2):
+                    seen = time.time()
+                    pod = event['object']
+                    self.version = pod.metadata.resource_version
+                    self.events.append((seen, pod_state(pod, deleted=event['type'] == 'DELETED')))
+                    if self.done.is_set():
+                        stream.stop()
+        except Exception as exc:  # pylint: disable=broad-except
+            self.error = '%s: %s' % (type(exc).__name__, exc)
+
+    def stop(self):
+        """The events seen; raises when the watch broke (its events would miss transitions)."""
+        self.done.set()
+        self.thread.join(10)
+        if self.error:
+            raise RuntimeError('the pod watch of %s broke: %s' % (self.namespace, self.error))
+        return list(self.events)
+
+
+def pod_state(pod, deleted=False):
+    """What the unavailable-time analysis (measure.py) needs of a pod: uid, name, Ready and the gate
+    (condition status or None), the image in the spec and the one the app container runs, and whether
+    the pod is going (deletion timestamp) or gone."""
+    running = [s.image for s in pod.status.container_statuses or []
+               if s.name == CONTAINER and s.state is not None and s.state.running is not None]
+    return {'uid': pod.metadata.uid, 'name': pod.metadata.name, 'ready': condition(pod, 'Ready'),
+            'gate': condition(pod, GATE), 'image': pod.spec.containers[0].image,
+            'running': running[0] if running else None,
+            'deleted': deleted or pod.metadata.deletion_timestamp is not None}
 
 
 def wait_until(predicate, timeout, what, interval=0.5):
