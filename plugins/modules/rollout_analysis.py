@@ -192,8 +192,8 @@ checks:
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.inplace.k8s.plugins.module_utils import analysis
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import InplaceError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import analysis
 
 CHECK_SPEC = dict(
     name=dict(type='str'),

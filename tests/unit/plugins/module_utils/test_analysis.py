@@ -10,8 +10,8 @@ import socket
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils import analysis
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import analysis
 
 PROM = 'http://prom:9090'
 

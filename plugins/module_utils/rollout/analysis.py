@@ -33,7 +33,7 @@ except ImportError as exc:  # pragma: no cover - reported by the module
 
 from urllib.parse import urlencode, urlsplit
 
-from ansible_collections.inplace.k8s.plugins.module_utils.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 
 SUCCESS, FAILURE, INCONCLUSIVE = 'success', 'failure', 'inconclusive'
 # What a Prometheus query reports as the check's value unless the check names one: the sample values.
