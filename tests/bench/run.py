@@ -31,6 +31,7 @@ import uuid
 
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 
+import charts
 import kcore
 import measure
 import workloads
@@ -657,6 +658,8 @@ def main(argv=None):
     with open(args.out, 'w') as handle:
         json.dump(summary, handle, indent=1, sort_keys=True)
         handle.write('\n')
+    for path in charts.draw(summary, os.path.dirname(os.path.abspath(args.out))):
+        print('bench: chart %s' % path)
     errors = [r for r in results if 'error' in r or r.get('errors_in_repeats')]
     for result in errors:
         print('bench: N=%d %s: %s' % (result['pods'], result['scenario'], result.get('error') or '; '.join(
