@@ -6,9 +6,9 @@
 """Chaos soak of the rollout role on the local cluster (hack/soak.sh, `make soak`; issue 19).
 
 A Deployment and a StatefulSet of PODS pods each (readiness-gated) are rolled, one per scenario and
-in turn, between two images by ``ansible-playbook playbooks/rollout.yml``; during each first run one
+in turn, each time to a new image tag (--images alternate: back and forth between two) by ``ansible-playbook playbooks/rollout.yml``; during each first run one
 fault fires at a random moment (seeded): an API server, controller-manager or node (kubelet) restart,
-ansible-playbook killed (SIGTERM, as AWX cancels a job, or SIGKILL, to its process group), another
+ansible-playbook killed (SIGTERM to it, as AWX cancels a job, or SIGKILL to it and every process under it), another
 writer (a pod's image or the held template set to a third image, or annotations written again and
 again so that guarded writes conflict), a burst of 429 or 5xx answers or a stalled watch (through
 tests/faults/proxy.py). Then the rollout is run again, a bounded number of times, until it succeeds,
@@ -58,8 +58,7 @@ import yaml
 
 GATE = 'inplace.k8s/ready'
 CONTAINER = 'app'
-IMAGES = ('registry.example/soak:1.0', 'registry.example/soak:2.0')
-WRITER_IMAGE = 'registry.example/soak:3.0-writer'
+IMAGES = ('registry.example/soak:1.0', 'registry.example/soak:2.0')   # --images alternate; else a new tag each time
 SOAK_LABEL = 'inplace.k8s/soak'
 TOUCH_ANNOTATION = 'soak.inplace.k8s/touched'
 MANAGER = 'inplace.k8s'          # the collection's User-Agent: its field manager in managedFields
@@ -428,6 +427,7 @@ class Soak(object):
         self.expected = {}            # kind of workload -> seconds a first run is expected to take
         self.results = []
         self.workloads = []
+        self.current = None           # the ansible-playbook process running now
         self.bystander = None
         self.namespaces = []
         tag = '%d-%s' % (args.seed, os.urandom(2).hex())
@@ -507,20 +507,28 @@ class Soak(object):
             proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         finally:
             out.close()
+        proc.marker = path + '.vars.json'   # in the command line of ansible-playbook and of its workers
+        self.current = proc
         return proc, path + '.log'
 
     def finish_process(self, proc, timeout):
-        """Wait for the playbook (at most ``timeout`` s), then make sure its process group is gone; the exit code."""
+        """Wait for the playbook (at most ``timeout`` s), then for what it left running (Ansible's workers run in
+        sessions of their own: a killed ansible-playbook can leave a worker and its module running, which then
+        races the next run, as it would on a real host); after 60 s those are ended too. The exit code."""
         try:
             proc.wait(timeout)
         except subprocess.TimeoutExpired:
             self.log('ansible-playbook (pid %d) still runs after %ss: killed' % (proc.pid, timeout))
-            self.kill_group(proc.pid, signal.SIGKILL)
+            kill_tree(proc.pid, signal.SIGKILL)
             proc.wait(30)
-        # Module processes of a playbook killed by a signal may outlive it; they are ours: end them.
-        if not wait_until(lambda: not group_alive(proc.pid), 30, 0.5):
-            self.kill_group(proc.pid, signal.SIGKILL)
-            wait_until(lambda: not group_alive(proc.pid), 10, 0.5)
+        if not wait_until(lambda: not leftovers(proc.marker), 60, 0.5):
+            left = leftovers(proc.marker)
+            self.log('  processes of the run still there 60s after ansible-playbook ended: %s: killed' % left)
+            proc.leftovers = len(left)
+            for pid in left:
+                kill_tree(pid, signal.SIGKILL)
+            wait_until(lambda: not leftovers(proc.marker), 10, 0.5)
+        self.current = None
         return proc.returncode
 
     def kill_group(self, pgid, sig):
@@ -599,37 +607,42 @@ class Soak(object):
                 fault['note'] = 'restarted %s (exit %d)' % (component, done.returncode)
                 if done.returncode:
                     fault['error'] = done.stdout.decode('utf-8', 'replace')[-500:]
-            elif kind in ('kill-term', 'kill-kill'):
-                sig = signal.SIGTERM if kind == 'kill-term' else signal.SIGKILL
+            elif kind == 'kill-term':
+                # As AWX cancels a job: SIGTERM to ansible-playbook, which ends its workers itself.
                 if fault['landed']:
-                    self.kill_group(proc.pid, sig)
-                fault['note'] = '%s to the process group' % ('SIGTERM' if sig == signal.SIGTERM else 'SIGKILL')
+                    os.kill(proc.pid, signal.SIGTERM)
+                fault['note'] = 'SIGTERM to ansible-playbook'
+            elif kind == 'kill-kill':
+                # As an OOM kill or a job container torn down: SIGKILL to ansible-playbook, its workers and modules.
+                killed = kill_tree(proc.pid, signal.SIGKILL) if fault['landed'] else []
+                fault['note'] = 'SIGKILL to ansible-playbook and %d process(es) under it' % max(0, len(killed) - 1)
             elif kind == 'writer-pod-image':
                 pod = w.pods()[fault['pod_index'] % w.replicas]
                 # As `kubectl set image pod/...` does: a strategic merge patch, no precondition.
                 self.api.call('PATCH', '/api/v1/namespaces/%s/pods/%s' % (w.namespace, meta(pod, 'name')),
-                              {'spec': {'containers': [{'name': CONTAINER, 'image': WRITER_IMAGE}]}},
+                              {'spec': {'containers': [{'name': CONTAINER, 'image': fault['writer_image']}]}},
                               content_type='application/strategic-merge-patch+json')
-                fault['note'] = 'pod %s set to %s (was %s)' % (meta(pod, 'name'), WRITER_IMAGE, container(pod).get('image'))
+                fault['note'] = 'pod %s set to %s (was %s)' % (meta(pod, 'name'), fault['writer_image'],
+                                                             container(pod).get('image'))
             elif kind == 'writer-template':
-                fault['note'] = self.write_template(w, proc)
+                fault['note'] = self.write_template(w, proc, fault['writer_image'])
             elif kind == 'writer-annotations':
                 fault['note'] = self.write_annotations(w, fault['pod_index'])
         except (ApiError, RuntimeError, OSError, subprocess.SubprocessError) as exc:
             fault['error'] = str(exc)
 
-    def write_template(self, w, proc):
-        """Set the template's image to WRITER_IMAGE, only while the role holds the workload (guarded by the
+    def write_template(self, w, proc, image):
+        """Set the template's image to ``image``, only while the role holds the workload (guarded by the
         resourceVersion at which it was seen held); waits for that up to 30 s while the playbook runs."""
         deadline = time.monotonic() + 30
         while proc.poll() is None and time.monotonic() < deadline:
             obj = w.read()
             if w.held(obj) and rollout_record(obj).get('state') in ACTIVE_RECORD:
                 ops = [{'op': 'test', 'path': '/metadata/resourceVersion', 'value': meta(obj, 'resourceVersion')},
-                       {'op': 'replace', 'path': '/spec/template/spec/containers/0/image', 'value': WRITER_IMAGE}]
+                       {'op': 'replace', 'path': '/spec/template/spec/containers/0/image', 'value': image}]
                 try:
                     self.api.call('PATCH', w.path, ops, content_type='application/json-patch+json', patience=10)
-                    return 'template set to %s while held' % WRITER_IMAGE
+                    return 'template set to %s while held' % image
                 except ApiError as exc:
                     if exc.status not in (409, 422):
                         raise
@@ -670,8 +683,12 @@ class Soak(object):
 
     def scenario(self, index):
         w = self.workloads[index % 2]
-        target = IMAGES[1] if w.image == IMAGES[0] else IMAGES[0]
+        if self.args.images == 'alternate':
+            target = IMAGES[1] if w.image == IMAGES[0] else IMAGES[0]
+        else:
+            target = 'registry.example/soak:%d.0' % (index + 2)
         fault = self.draw(self.next_kind(), w)
+        fault['writer_image'] = 'registry.example/soak:%d.0-writer' % (index + 2)
         label = 's%03d-%s' % (index, w.kind.lower())
         result = {'scenario': index, 'workload': '%s/%s' % (w.kind, w.name), 'target': target, 'fault': fault,
                   'runs': []}
@@ -764,6 +781,7 @@ class Soak(object):
         violations = collections.OrderedDict((name, sum(len(r['violations'].get(name, [])) for r in self.results))
                                              for name in INVARIANTS)
         return {'seed': self.args.seed, 'pods_per_workload': self.args.pods, 'batch': self.args.batch,
+                'images': self.args.images, 'kinds': self.kinds,
                 'scenarios': len(self.results), 'faults': len(self.results),
                 'faults_landed': len([r for r in self.results if r['fault'].get('landed')]),
                 'by_kind': by_kind, 'violations': violations, 'violations_total': sum(violations.values()),
@@ -805,24 +823,51 @@ def mentions(path, word):
         return False
 
 
-def group_alive(pgid):
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A group whose only members are zombies still answers signal 0: look for a live member.
+def processes():
+    """{pid: (parent pid, command line)} of the live processes (zombies left out)."""
+    found = {}
     for entry in os.listdir('/proc'):
-        if entry.isdigit():
-            try:
-                with open('/proc/%s/stat' % entry) as handle:
-                    fields = handle.read().rpartition(')')[2].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != 'Z':
-                return True
-    return False
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry) as handle:
+                fields = handle.read().rpartition(')')[2].split()
+            with open('/proc/%s/cmdline' % entry, 'rb') as handle:
+                cmdline = handle.read().replace(b'\0', b' ').decode('utf-8', 'replace')
+        except OSError:
+            continue
+        if fields[0] != 'Z':
+            found[int(entry)] = (int(fields[1]), cmdline)
+    return found
+
+
+def kill_tree(pid, sig):
+    """Signal ``pid`` and every process under it (whatever their session); the pids signalled."""
+    table = processes()
+    pids, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        pids.append(current)
+        queue.extend(child for child, (parent, _cmd) in table.items() if parent == current and child not in pids)
+    for each in pids:
+        try:
+            os.kill(each, sig)
+        except ProcessLookupError:
+            pass
+    return pids
+
+
+def leftovers(marker):
+    """Live processes of one run: those whose command line names its vars file (ansible-playbook and its
+    workers), and every process under them (the modules)."""
+    table = processes()
+    roots = [pid for pid, (_parent, cmdline) in table.items() if marker in cmdline]
+    found, queue = [], list(roots)
+    while queue:
+        current = queue.pop()
+        found.append(current)
+        queue.extend(child for child, (parent, _cmd) in table.items() if parent == current and child not in found)
+    return sorted(found)
 
 
 def port_open(port):
@@ -850,6 +895,9 @@ def parse_args(argv=None):
     parser.add_argument('--run-timeout', type=int, default=600, help='seconds an ansible-playbook run may take')
     parser.add_argument('--proxy-port', type=int, default=17600)
     parser.add_argument('--json', help='write the summary here')
+    parser.add_argument('--images', choices=['fresh', 'alternate'], default='fresh',
+                        help='fresh: each rollout to a new tag; alternate: back and forth between two (see README: '
+                        'the kubelet then delays the starts with its crash-loop back-off)')
     parser.add_argument('--keep', action='store_true', help='keep the namespaces (also kept after a violation)')
     args = parser.parse_args(argv)
     args.kubeconfig = os.path.join(args.clusterdir, 'kubeconfig')
@@ -865,6 +913,10 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     soak = Soak(args)
+
+    def stop(signum, _frame):
+        raise SystemExit('soak: stopped by signal %d' % signum)
+    signal.signal(signal.SIGTERM, stop)
     soak.log('seed %d, %d faults of %s, %d pods per workload, namespaces %s and %s' % (
         args.seed, args.faults, ','.join(args.kinds), args.pods, soak.namespace, soak.bystander_namespace))
     ok = False
@@ -875,6 +927,8 @@ def main(argv=None):
         summary = soak.summary()
         ok = summary['violations_total'] == 0 and summary['converged'] and summary['faults'] > 0
     finally:
+        if soak.current is not None and soak.current.poll() is None:
+            kill_tree(soak.current.pid, signal.SIGKILL)
         summary = soak.summary()
         soak.print_table(summary)
         if args.json:
