@@ -367,8 +367,8 @@ def check_invariants(w, target):
         if off:
             found['template-pods-differ'].append('pods %s not of revision %s' % (off, revision))
     if w.released_spec(obj) != w.strategy:
-        found['controller-held'].append('spec %s, released it is %s' % (json.dumps(w.released_spec(obj)),
-                                                                         json.dumps(w.strategy)))
+        found['controller-held'].append('spec %s, released it is %s' % (
+            json.dumps(w.released_spec(obj)), json.dumps(w.strategy)))
     rec = rollout_record(obj)
     if rec.get('state') != 'done':
         found['controller-held'].append('rollout record state %s' % rec.get('state'))
@@ -622,8 +622,8 @@ class Soak(object):
                 self.api.call('PATCH', '/api/v1/namespaces/%s/pods/%s' % (w.namespace, meta(pod, 'name')),
                               {'spec': {'containers': [{'name': CONTAINER, 'image': fault['writer_image']}]}},
                               content_type='application/strategic-merge-patch+json')
-                fault['note'] = 'pod %s set to %s (was %s)' % (meta(pod, 'name'), fault['writer_image'],
-                                                             container(pod).get('image'))
+                fault['note'] = 'pod %s set to %s (was %s)' % (
+                    meta(pod, 'name'), fault['writer_image'], container(pod).get('image'))
             elif kind == 'writer-template':
                 fault['note'] = self.write_template(w, proc, fault['writer_image'])
             elif kind == 'writer-annotations':
