@@ -8,13 +8,16 @@ CLUSTERDIR ?= $(CURDIR)/.cluster
 NODES      ?= 3
 PODS       ?= 10
 REPEAT     ?= 1
+SOAK_FAULTS ?= 55
+SOAK_SEED   ?= 19
+SOAK_PODS   ?= 30
 CLUSTER_BIN := $(CACHE)/bin/cluster
 PYTHON     ?= $(shell hack/find-python.sh)
 VENV       := $(CACHE)/venv
 export CACHE CLUSTERDIR NODES
 
 .PHONY: help venv cluster-build cluster-up cluster-down cluster-status cluster-test \
-        sanity units integration test demo bench clean
+        sanity units integration test demo bench soak clean
 
 help:
 	@echo "make demo            build and start the local cluster, run an in-place rollout, print before/after"
@@ -22,6 +25,7 @@ help:
 	@echo "make cluster-up      start the local Kubernetes (kubeconfig: .cluster/kubeconfig)"
 	@echo "make cluster-down    stop it; make cluster-status shows it"
 	@echo "make bench PODS=10,100 REPEAT=1  benchmarks on the local cluster"
+	@echo "make soak SOAK_FAULTS=55 SOAK_SEED=19 SOAK_PODS=30  chaos soak of the rollout role on the running local cluster"
 
 venv: $(VENV)/.done
 $(VENV)/.done: requirements.txt requirements-dev.txt requirements-test.txt hack/venv.sh
@@ -59,6 +63,9 @@ demo: venv
 
 bench: venv
 	REPEAT=$(REPEAT) hack/bench.sh "$(PODS)"
+
+soak: venv
+	SOAK_FAULTS=$(SOAK_FAULTS) SOAK_SEED=$(SOAK_SEED) SOAK_PODS=$(SOAK_PODS) hack/soak.sh
 
 clean: cluster-down
 	rm -rf $(CACHE) $(CLUSTERDIR)

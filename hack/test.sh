@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make test`: sanity, units, lint, docs, the version matrix, then on the local cluster: its own
-# suite, the integration targets, the fleet test (a second cluster), the installed-tarball test and a small benchmark run.
+# suite, the integration targets, the fleet test (a second cluster), the installed-tarball test, a small
+# benchmark run and a short chaos soak.
 # Every stage runs; the run fails if any failed, and the cluster is stopped at the end.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,12 +23,14 @@ if stage "cluster up" hack/cluster.sh up && [[ ${results[-1]} == PASS* ]]; then
   stage "fleet (a second cluster)" hack/fleet-test.sh
   stage "package" hack/package-test.sh
   stage "bench (smoke)" hack/bench.sh 10
+  stage "soak (short)" env SOAK_PODS=10 SOAK_FAULTS=6 SOAK_SEED=19 SOAK_JSON="$CLUSTERDIR/soak-short.json" \
+    SOAK_KINDS=apiserver,node,kill-term,writer-pod-image,api-429,watch-stall hack/soak.sh
 else
   echo "the local cluster did not start: see $CLUSTERDIR/logs; the cluster suite and integration tests cannot run" >&2
   results+=("FAIL  cluster suite (cluster not up)" "FAIL  integration (cluster not up)"
             "FAIL  fleet (cluster not up)"
-            "FAIL  package (cluster not up)" "FAIL  bench (cluster not up)")
-  failed=$((failed + 5))
+            "FAIL  package (cluster not up)" "FAIL  bench (cluster not up)" "FAIL  soak (cluster not up)")
+  failed=$((failed + 6))
 fi
 stage "cluster down leaves no process" hack/check-down.sh
 

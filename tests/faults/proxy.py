@@ -14,6 +14,8 @@ Watches and other streamed answers are relayed chunk by chunk. One line per requ
 With ``--stall-watches N`` the first N watch requests (``watch=true``) are answered with the headers
 of a 200 and then nothing: no bytes and no FIN, the connection held for ``--stall-seconds`` (a
 half-open watch, as after a NAT or load-balancer timeout); logged as "stalled 200 GET ...".
+With ``--after S`` neither faults nor stalls start before S seconds after the proxy started (a burst at a
+chosen moment of a run that goes through the proxy from its start: tests/soak/soak.py).
 
     python tests/faults/proxy.py --clusterdir .cluster --port 26999 --match 'PATCH .*/pods/' \\
         --status 429 --count 3 --log /tmp/proxy.log
@@ -31,6 +33,7 @@ import re
 import socketserver
 import ssl
 import threading
+import time
 
 HOP_HEADERS = frozenset(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade',
                          'proxy-authorization', 'proxy-authenticate', 'host', 'content-length'])
@@ -39,7 +42,8 @@ HOP_HEADERS = frozenset(['connection', 'keep-alive', 'transfer-encoding', 'te', 
 class Faults(object):
     """Which requests fail, and how many are left to fail (thread-safe)."""
 
-    def __init__(self, pattern, status, count, retry_after):
+    def __init__(self, pattern, status, count, retry_after, start=0.0):
+        self.start = start
         self.pattern = re.compile(pattern)
         self.status = status
         self.left = count
@@ -48,7 +52,7 @@ class Faults(object):
 
     def take(self, line):
         with self.lock:
-            if self.left > 0 and self.pattern.search(line):
+            if self.left > 0 and time.monotonic() >= self.start and self.pattern.search(line):
                 self.left -= 1
                 return True
             return False
@@ -155,13 +159,15 @@ def main(argv=None):
     parser.add_argument('--log', required=True)
     parser.add_argument('--stall-watches', type=int, default=0, help='hold the first N watches silent')
     parser.add_argument('--stall-seconds', type=int, default=300)
+    parser.add_argument('--after', type=float, default=0.0, help='no fault and no stall before this many seconds')
     options = parser.parse_args(argv)
     left = {'n': options.stall_watches}
     lock = threading.Lock()
+    start = time.monotonic() + options.after
 
     def take():
         with lock:
-            if left['n'] > 0:
+            if left['n'] > 0 and time.monotonic() >= start:
                 left['n'] -= 1
                 return True
             return False
@@ -172,7 +178,7 @@ def main(argv=None):
     host, port = upstream.rsplit(':', 1)
     server = Server(('127.0.0.1', options.port), make_handler(
         (host, int(port)), upstream_context(options.clusterdir),
-        Faults(options.match, options.status, options.count, options.retry_after),
+        Faults(options.match, options.status, options.count, options.retry_after, start),
         {'file': open(options.log, 'a'), 'lock': threading.Lock()},
         {'take': take, 'seconds': options.stall_seconds, 'done': threading.Event()}))
     listener = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

@@ -26,5 +26,7 @@ def undrain_leftovers(kube, pods, drainer, images=None, resources=None, check_mo
 
 
 def _record_busy(pod):
-    return any(isinstance(r, dict) and r.get('state') in (record.IN_PROGRESS, record.ROLLING_BACK)
-               for r in record.records(pod).values())
+    """Another live run holds one of the pod's records. A record left in progress by a run that was killed
+    (its process gone, or expired) holds nothing: its drained pod must be put back."""
+    anyone = record.new_owner()
+    return any(isinstance(r, dict) and record.holder(r, anyone) is not None for r in record.records(pod).values())

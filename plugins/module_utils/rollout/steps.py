@@ -424,6 +424,12 @@ class Rollout:
                     for name in names if name not in failed_names and name in current
                     and not self.pending(current[name]) and not self.check_mode}
         failed.extend(item for item in self._watch_failures(current.values()) if item['name'] not in failed_names)
+        # Counted done by the change, yet its spec is off the target now: another writer set it in between
+        # (kubectl set image). Reported, not silently left out of the watch (and never overwritten).
+        failed.extend({'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer after it was '
+                       'updated (it runs %s); not overwritten' % _spec_images(current[name], self.images)}
+                      for name in names if name not in failed_names and name in current and not self.restart
+                      and not self.check_mode and not pod_matches(current[name], self.images, self.resources))
         timings = {}
         for key in CHANGES:
             for pod in (changes.get(key) or {}).get('pods') or []:
@@ -748,6 +754,12 @@ class Rollout:
 WAY_OUT = ('resume it by running the same change again, or end it - roll it back (role: rollout_action=rollback, '
            'module: state=rollback then finish) to restore the template and pods from before, or release it '
            '(rollout_action=release, state=release) to restore the controller and leave every pod as it is')
+
+
+def _spec_images(pod, names):
+    """'app=registry/app:3.0' for the containers ``names`` of the pod's spec."""
+    found = [podstate.find_container(pod, name) for name in sorted(names)]
+    return ', '.join('%s=%s' % (info.spec.get('name'), info.spec.get('image')) for info in found if info is not None)
 
 
 def _brief(target):

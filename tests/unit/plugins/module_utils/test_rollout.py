@@ -297,3 +297,22 @@ def test_unknown_role_variables_name_the_closest_known_one():
         batch(Kube(), state='prepare', images={'app': NEW}, unknown_variables=['rollout_image'],
               known_variables=['rollout_images', 'rollout_target'])
     assert 'rollout_image (did you mean rollout_images?)' in str(err.value)
+
+
+def test_a_pod_another_writer_changed_after_its_update_is_a_conflict_not_dropped(monkeypatch):
+    # Found by the chaos soak (tests/soak): `kubectl set image` on a pod of the batch after the change counted
+    # it done left it neither verified nor failed, and the rollout ended "successfully" with it on the
+    # writer's image.
+    kube = Kube()
+    change = Rollout._change
+
+    def change_then_other_writer(self, names):
+        out = change(self, names)
+        kube.set_image('web-0', 'app', 'registry.example/app:3.0')
+        return out
+    monkeypatch.setattr(Rollout, '_change', change_then_other_writer)
+    result = batch(kube, images={'app': NEW})
+    assert [(p['name'], p['status']) for p in result['failed_pods']] == [('web-0', 'conflict')]
+    assert 'another writer' in result['failed_pods'][0]['reason']
+    assert 'app=registry.example/app:3.0' in result['failed_pods'][0]['reason']
+    assert 'web-0' not in result['verified'] and kube.image('web-0') == 'registry.example/app:3.0'

@@ -7,10 +7,14 @@ controller and waits for its status, rollback and release end a rollout."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import json
+import os
+
 import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import AdmissionDenied, ValidationError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import WORKLOAD_ANNOTATION, workload_record
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import RESTART_ANNOTATION, Rollout
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import RolloutError
@@ -430,6 +434,25 @@ def test_sync_sets_the_readiness_gate_of_pods_left_drained_by_an_interrupted_run
     assert synced['undrained'] == ['web-1'] and synced['changed'] is True
     assert 'left drained by an interrupted run: web-1' in synced['warnings'][-1]
     assert kube.pods['web-1']['status']['conditions'][-1]['status'] == 'True'
+
+
+@pytest.mark.parametrize('alive', [False, True])
+def test_a_pod_drained_by_a_killed_run_gets_its_gate_back_but_not_one_a_live_run_holds(alive):
+    # Found by the chaos soak (tests/soak): ansible-playbook SIGKILLed after a batch wrote its images and before
+    # it set the gates True again left those pods converged, drained and with an in-progress record; the next
+    # runs counted them updated and skipped them as busy, and ended successfully with the pods out of service.
+    gated = template()
+    gated['spec']['readinessGates'] = [{'conditionType': 'inplace.k8s/ready'}]
+    kube = FakeApps([workload('StatefulSet', tmpl=gated)])
+    for pod in kube.pods.values():
+        pod['status']['conditions'].append({'type': 'inplace.k8s/ready', 'status': 'True'})
+    kube.pods['web-1']['status']['conditions'][-1].update(status='False', reason='InplaceUpdate')
+    owner = record.new_owner(pid=os.getpid() if alive else 2 ** 22 + 1)   # no such pid when not alive
+    left = record.claim(record.begin(kube.pods['web-1'], 'image', {'app': OLD}, {}), owner, 600)
+    kube.pods['web-1']['metadata'].setdefault('annotations', {})[record.ANNOTATION] = json.dumps({'image': left})
+    synced = step(kube, 'sync', images={'app': OLD}, readiness_gate='inplace.k8s/ready')
+    assert synced['undrained'] == ([] if alive else ['web-1'])
+    assert kube.pods['web-1']['status']['conditions'][-1]['status'] == ('False' if alive else 'True')
 
 
 def test_a_deployment_whose_replicasets_do_not_match_its_template_is_refused():
