@@ -896,7 +896,7 @@ def parse_args(argv=None):
     parser.add_argument('--proxy-port', type=int, default=17600)
     parser.add_argument('--json', help='write the summary here')
     parser.add_argument('--images', choices=['fresh', 'alternate'], default='fresh',
-                        help='fresh: each rollout to a new tag; alternate: back and forth between two (see README: '
+                        help='fresh: each rollout to a new tag; alternate: back and forth between two (see docs/safety.md: '
                         'the kubelet then delays the starts with its crash-loop back-off)')
     parser.add_argument('--keep', action='store_true', help='keep the namespaces (also kept after a violation)')
     args = parser.parse_args(argv)

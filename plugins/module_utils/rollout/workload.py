@@ -2,7 +2,7 @@
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""The workload controllers' side of a rollout in place (README.md, Rollouts): one adapter, ``Workload``,
+"""The workload controllers' side of a rollout in place (docs/rollouts.md): one adapter, ``Workload``,
 for StatefulSet, DaemonSet, Deployment and ReplicaSet - hold, template, revision labels, release, status
 convergence - and the write of its rollout record (record.workload_record).
 
