@@ -81,9 +81,26 @@ def _retrying(error, attempts, before_retry):
 
 
 def retry_transient(attempts=6, base=0.5, cap=15.0, sleep=time.sleep):
-    """Decorator: retry on TransientError (429, 5xx, connection errors) with backoff and jitter."""
-    return _retrying(TransientError, attempts,
-                     lambda attempt, exc: sleep(backoff_delay(attempt, base, cap, exc.retry_after)))
+    """Decorator: retry on TransientError (429, 5xx, connection errors) with backoff and jitter. When the
+    attempts run out, the error says so: the last status, the request (a method's ``method, path``
+    arguments) and how many attempts were made."""
+    def decorator(func):
+        retried = _retrying(TransientError, attempts,
+                            lambda attempt, exc: sleep(backoff_delay(attempt, base, cap, exc.retry_after)))(func)
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            try:
+                return retried(*args, **kwargs)
+            except TransientError as exc:
+                request = ' '.join(a for a in args[1:3] if isinstance(a, str))
+                exc.msg = '%s (%s%s; gave up after %d attempts)' % (
+                    exc.msg, 'HTTP %s' % exc.status if exc.status else 'no answer',
+                    ' to ' + request if request else '', attempts)
+                exc.args = (exc.msg,)
+                raise
+        return wrapper
+    return decorator
 
 
 def retry_conflict(attempts=5, on_retry=None):

@@ -34,6 +34,22 @@ def test_retry_transient_retries_then_gives_up():
     assert len(calls) == 3 and len(sleeps) == 2 and all(s >= 2 for s in sleeps)
 
 
+def test_retry_transient_says_what_gave_up():
+    class Api(object):
+        calls = 0
+
+        @client.retry_transient(attempts=2, sleep=lambda s: None)
+        def request(self, method, path):
+            self.calls += 1
+            raise TransientError('injected', status=503)
+    api = Api()
+    with pytest.raises(TransientError) as info:
+        api.request('PATCH', '/api/v1/namespaces/a/pods/b')
+    assert api.calls == 2
+    assert info.value.msg == 'injected (HTTP 503 to PATCH /api/v1/namespaces/a/pods/b; gave up after 2 attempts)'
+    assert str(info.value) == info.value.msg
+
+
 def test_retry_transient_passes_other_errors_at_once():
     calls = []
 
