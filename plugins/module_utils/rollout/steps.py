@@ -511,7 +511,9 @@ class Rollout:
         if not self.watched or self.check_mode:
             return []
         pods = self.pods() if pods is None else pods
-        return watch_failures(pods, self.watched)
+        overwritten = None if self.restart or not self.images else (
+            lambda pod: None if pod_matches(pod, self.images, self.resources) else _spec_images(pod, self.images))
+        return watch_failures(pods, self.watched, overwritten)
 
     def watch(self):
         """Watch the pods verified so far for ``seconds``; return at the first failure (failed_pods)."""
@@ -774,16 +776,22 @@ def watch_entry(pod, containers):
         if podstate.find_container(pod, name) is not None and podstate.find_container(pod, name).kind != podstate.INIT)}
 
 
-def watch_failures(pods, watched):
+def watch_failures(pods, watched, overwritten=None):
     """failed_pods entries ({name, status, reason}) for watched pods that crashed, restarted or turned
     unready since they were counted done. A pod that is gone or was replaced (another uid) is not ours
-    any more and not reported (a scale-down, or the controller's doing)."""
+    any more and not reported (a scale-down, or the controller's doing). ``overwritten(pod)``: what another
+    writer set on a pod that no longer has the rollout's target in its spec (a conflict, not a failure)."""
     by_name = {podstate.meta(p, 'name'): p for p in pods}
     found = []
     for name in sorted(watched):
         entry = watched[name] or {}
         pod = by_name.get(name)
         if pod is None or podstate.is_terminating(pod) or (entry.get('uid') and podstate.meta(pod, 'uid') != entry['uid']):
+            continue
+        moved = overwritten(pod) if overwritten else None
+        if moved:
+            found.append({'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer after it '
+                          'was counted done (its spec now has %s); not overwritten' % moved})
             continue
         for container, container_id in sorted((entry.get('containers') or {}).items()):
             status = podstate.container_status(pod, container)

@@ -260,6 +260,14 @@ def test_watch_failures(status, uid, expected):
         assert expected in found[0]['reason']
 
 
+def test_a_watched_pod_another_writer_changed_is_a_conflict():
+    pod = watched_pod('a', running('c2', restarts=1))
+    pod['spec']['containers'][0]['image'] = 'other:3.0'
+    found = rollout_watch_failures([pod], WATCHED, lambda p: 'app=%s' % p['spec']['containers'][0]['image'])
+    assert found == [{'name': 'a', 'status': 'conflict', 'reason': 'changed by another writer after it was counted '
+                      'done (its spec now has app=other:3.0); not overwritten'}]
+
+
 def test_a_watched_pod_that_is_gone_is_not_a_failure():
     assert rollout_watch_failures([], WATCHED) == []
 

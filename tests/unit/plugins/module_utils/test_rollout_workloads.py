@@ -392,9 +392,11 @@ def test_watch_of_a_workload_renews_the_hold_and_reports_failed_pods():
     clock = Clock()
     quiet = step(kube, 'watch', clock=clock, images={'app': NEW}, seconds=3, watch=batch['verified'])
     assert quiet['failed_pods'] == [] and quiet['watched'] == 1 and clock.now >= 3
-    kube.set_image('web-0', 'app', 'reg/app:2-crash')
+    kube.set_image('web-0', 'app', 'reg/app:2-crash')   # another writer: a conflict, reported as such
     failed = step(kube, 'watch', images={'app': NEW}, seconds=3, watch=batch['verified'])
-    assert [p['name'] for p in failed['failed_pods']] == ['web-0'] and 'restarted' in failed['failed_pods'][0]['reason']
+    assert [(p['name'], p['status']) for p in failed['failed_pods']] == [('web-0', 'conflict')]
+    assert 'changed by another writer after it was counted done (its spec now has app=reg/app:2-crash)' in \
+        failed['failed_pods'][0]['reason']
     preview = step(kube, 'watch', check_mode=True, images={'app': NEW}, seconds=3, watch=batch['verified'])
     assert preview['message'] == 'would watch 1 pod(s) for 3s'
     # Nothing to watch: the pause is still kept, as a plain wait.
