@@ -568,7 +568,30 @@ class Rollout:
                            self.params['wait_timeout'])
             return self.result(w.pods(), changed=synced['changed'])
         final = ROLLED_BACK if rec.get('state') in (ROLLING_BACK, ROLLED_BACK) else DONE
+        if final == DONE and rec.get('state') in (IN_PROGRESS,):
+            self._check_overwritten(w.pods(), images, (rec.get('before') or {}).get('images') or {})
         return self._release(rec, images, resources, final, synced['changed'])
+
+    def _check_overwritten(self, pods, images, before):
+        """Before the release: a pod whose spec has neither the rollout's image nor the one from before was
+        changed by another writer during the rollout (after its batch verified it). Raise ConcurrentChange
+        naming each, the workload still held: releasing would let the rollout end as done with a pod on a
+        third image and nothing saying why."""
+        foreign = []
+        for pod in pods:
+            moved = [name for name, image in sorted(images.items())
+                     if not pod_matches(pod, {name: image}) and not (before.get(name) and pod_matches(pod, {name: before[name]}))]
+            if moved:
+                foreign.append((podstate.meta(pod, 'name'), _spec_images(pod, moved)))
+        if foreign:
+            w = self.workload
+            raise engine.ConcurrentChange(
+                '%s %s/%s: pod(s) changed by another writer during this rollout: %s; nothing was overwritten and '
+                'the workload stays held: when the other writer is done, run the rollout again (it brings them to '
+                'its target) or end it with rollout_action=rollback or release' % (
+                    w.kind, w.namespace, w.name, '; '.join('%s (spec now has %s)' % item for item in foreign)),
+                failed_pods=[{'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer during '
+                              'the rollout (its spec now has %s); not overwritten' % what} for name, what in foreign])
 
     def _release(self, rec, images, resources, final, synced=False):
         """Restore the saved strategy, record ``final``, wait for the controller's status."""

@@ -121,6 +121,29 @@ def test_prepare_runs_the_template_through_admission_first_and_a_refusal_holds_n
     assert sts['spec']['updateStrategy']['rollingUpdate'] == {'partition': 0}
 
 
+def test_a_pod_another_writer_changed_after_its_batch_stops_the_finish_held_and_a_rerun_converges():
+    # Found by the chaos soak: a pod set to a third image after its batch verified it (and after the last watch)
+    # let the rollout end as done, with that pod on the writer's image and nothing saying why.
+    kube = FakeApps([workload('StatefulSet')])
+    prepared = step(kube, 'prepare', images={'app': NEW})
+    for names in prepared['batches']:
+        step(kube, 'batch', images={'app': NEW}, names=names)
+    kube.set_image('web-1', 'app', 'reg/app:3-writer')
+    with pytest.raises(Exception) as info:
+        step(kube, 'finish', images={'app': NEW})
+    assert 'web-1 (spec now has app=reg/app:3-writer)' in info.value.msg and 'stays held' in info.value.msg
+    assert info.value.details['failed_pods'][0]['status'] == 'conflict'
+    sts = kube.get('StatefulSet', 'web')
+    assert sts['spec']['updateStrategy'] == {'type': 'RollingUpdate', 'rollingUpdate': {'partition': 3}}
+    assert rec(kube)['state'] == 'in-progress'
+    # The other writer is done: the same rollout again brings the pod to the target and finishes.
+    again = step(kube, 'prepare', images={'app': NEW})
+    assert again['batches'] == [['web-1']]
+    step(kube, 'batch', images={'app': NEW}, names=['web-1'])
+    assert step(kube, 'finish', images={'app': NEW})['changed'] is True
+    assert set(images(kube).values()) == {NEW} and rec(kube)['state'] == 'done'
+
+
 def test_finish_of_a_partial_rollout_keeps_the_old_pods_protected():
     kube = FakeApps([workload('StatefulSet')])
     prepared = step(kube, 'prepare', images={'app': NEW}, order='reverse_ordinal')
