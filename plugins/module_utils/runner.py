@@ -44,16 +44,17 @@ def execute(module, work):
 
 
 def check_options(task):
-    """Option combinations that argument_spec cannot express."""
+    """Option combinations that argument_spec cannot express; the drain mode asked (drain.Drainer or None)."""
     for field in ('readiness_gate', 'drain_label'):
         if getattr(task.drain, field) and not task.wait.enabled:
             raise ValidationError('%s needs wait=true: a drained pod is put back only after the change is '
                                   'verified' % field)
-    drain.drainer(task.drain.readiness_gate, task.drain.drain_label)   # raises on a bad drain_label
+    drainer = drain.drainer(task.drain.readiness_gate, task.drain.drain_label)   # raises on a bad drain_label
     if task.target.max_concurrency < 1:
         raise ValidationError('max_concurrency must be at least 1')
     if task.wait.timeout < 1 or task.drain.seconds < 0:
         raise ValidationError('wait_timeout must be positive and drain_seconds not negative')
+    return drainer
 
 
 def empty_result():
@@ -133,7 +134,7 @@ def build(kube, task, warn, run_command=None):
 def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=None):
     """Execute ``operation`` on the pods that ``task`` targets."""
     warn = warn or (lambda message: None)
-    check_options(task)
+    drainer = check_options(task)
     target = task.target
     pods, version, missing = targets.select_pods(kube, target)
     if missing:
@@ -147,7 +148,6 @@ def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=
         warn(message)
         return empty_result()
     options = engine_options(task, check_mode)
-    drainer = drain.drainer(options.readiness_gate, options.drain_label)
     watch = not check_mode and bool(options.wait or drainer)
     access.require(kube, target.namespace, access.needed(operation, check_mode, watch, drainer) + (
         list(prepull.PERMISSIONS) if options.prepull and not check_mode else []))

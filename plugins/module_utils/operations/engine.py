@@ -284,13 +284,13 @@ class Engine:
         if self.options.check_mode:
             runs = [self._preview(p) for p in plans]
         else:
-            puller = self._prepull(plans) if self.options.prepull else None
+            pulled = self._prepull(plans) if self.options.prepull else None
             try:
                 with ThreadPoolExecutor(max_workers=self.options.max_concurrency) as pool:
                     runs = list(pool.map(self._execute, plans))
             finally:
-                if puller is not None:
-                    self._prepull_done(puller)
+                if pulled is not None:
+                    self._prepull_done(*pulled)
         result = self.result(runs)
         if self.prepulled is not None:
             result['prepull'] = self.prepulled
@@ -299,21 +299,18 @@ class Engine:
     def _prepull(self, plans):
         """Pull the new images on the nodes of the pods to change (and start it on the nodes of
         ``prepull_ahead``, the next pods, without waiting) before any pod is drained; a node where the
-        pull fails fails its pods before they are touched."""
-        by_node = {}
-        for item in plans:
-            node = (item.pod.get('spec') or {}).get('nodeName')
-            wanted = self.op.images(item) if item.action == planning.UPDATE else set()
-            if node and wanted:
-                by_node.setdefault(node, set()).update(wanted)
-        ahead = dict((node, set(images)) for node, images in (self.options.prepull_ahead or {}).items())
+        pull fails fails its pods before they are touched. (puller, by_node, ahead) for _prepull_done."""
+        by_node = prepull.targets((p.pod, self.op.images(p)) for p in plans if p.action == planning.UPDATE)
+        ahead = {node: set(images) for node, images in (self.options.prepull_ahead or {}).items()}
         namespace = podstate.meta(plans[0].pod, 'namespace') if plans else None
         puller = prepull.Prepull(self.kube, namespace, self.options.prepull_run or self.owner['run'], self.clock, self.sleep)
-        puller.by_node, puller.ahead = by_node, ahead
         since = self.clock()
         secrets = next(((p.pod.get('spec') or {}).get('imagePullSecrets') for p in plans
                         if (p.pod.get('spec') or {}).get('imagePullSecrets')), None)
-        puller.start(dict(ahead, **dict((n, ahead.get(n, set()) | i) for n, i in by_node.items())), secrets)
+        started = {node: set(images) for node, images in ahead.items()}
+        for node, images in by_node.items():
+            started.setdefault(node, set()).update(images)
+        puller.start(started, secrets)
         states = puller.wait(by_node, self.options.wait_timeout) if by_node else {}
         for node, (state, message) in states.items():
             if state in ('failed', 'missing'):
@@ -324,11 +321,11 @@ class Engine:
         self.prepulled = {'nodes': sorted(by_node), 'ahead': sorted(set(ahead) - set(by_node)),
                           'seconds': round(self.clock() - since, 3),
                           'failed': dict((n, m) for n, m in sorted(self._pull_failed.items()))}
-        return puller
+        return puller, by_node, ahead
 
-    def _prepull_done(self, puller):
+    def _prepull_done(self, puller, by_node, ahead):
         """Delete the pre-pull pods of this run's nodes that the next pods do not need."""
-        done = dict((n, i) for n, i in puller.by_node.items() if n not in puller.ahead)
+        done = {n: i for n, i in by_node.items() if n not in ahead}
         if done:
             puller.delete(done)
         for name, why in puller.left:

@@ -84,12 +84,12 @@ def pull_state(pod):
     return ('pulling', None) if pulling else ('pulled', None)
 
 
-def targets(pods, images_of):
-    """{node: set(images)} the given pods need: ``images_of(pod)`` -> the images a change gives it."""
+def targets(pairs):
+    """{node: set(images)} of ``pairs`` (pod, the images a change gives it); pods not on a node, or given no
+    image, need nothing."""
     by_node = {}
-    for pod in pods:
+    for pod, wanted in pairs:
         node = (pod.get('spec') or {}).get('nodeName')
-        wanted = images_of(pod)
         if node and wanted:
             by_node.setdefault(node, set()).update(wanted)
     return by_node

@@ -22,6 +22,9 @@ READY_REASON = 'InplaceUpdateDone'
 DRAINED_VALUE = 'drained'   # the drain label's value while a pod is out of its Services
 SLICES_PATH = '/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices'
 SERVICE_LABEL = 'kubernetes.io/service-name'
+# Controllers whose selector the label drain checks (kind -> resource); a custom controller's is not known.
+CONTROLLER_RESOURCES = {'ReplicaSet': 'replicasets', 'StatefulSet': 'statefulsets', 'DaemonSet': 'daemonsets',
+                        'Job': 'jobs', 'ReplicationController': 'replicationcontrollers'}
 # Label keys and values as the API server validates them (qualified name, optional DNS prefix).
 _NAME = r'[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?'
 _KEY_RE = re.compile(r'^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?%s$' % _NAME)
@@ -225,8 +228,7 @@ class LabelDrain(Drainer):
                     owners.setdefault((ref.get('apiVersion'), ref.get('kind'), ref.get('name')), []).append(
                         podstate.meta(pod, 'name'))
         for (api_version, kind, name), names in sorted(owners.items()):
-            plural = {'ReplicaSet': 'replicasets', 'StatefulSet': 'statefulsets', 'DaemonSet': 'daemonsets',
-                      'Job': 'jobs', 'ReplicationController': 'replicationcontrollers'}.get(kind)
+            plural = CONTROLLER_RESOURCES.get(kind)
             if plural is None:
                 continue   # a custom controller: its selector is not known here
             prefix = '/api/v1' if api_version == 'v1' else '/apis/%s' % api_version

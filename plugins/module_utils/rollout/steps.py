@@ -446,13 +446,9 @@ class Rollout:
         wanted = set(self.params.get('prepull_next') or [])
         if not wanted:
             return None
-        images = sorted(set(self.images.values()))
-        ahead = {}
-        for pod in self.pods():
-            node = (pod.get('spec') or {}).get('nodeName')
-            if podstate.meta(pod, 'name') in wanted and node and self.pending(pod):
-                ahead[node] = images
-        return ahead
+        images = set(self.images.values())
+        return prepull.targets((pod, images) for pod in self.pods()
+                               if podstate.meta(pod, 'name') in wanted and self.pending(pod))
 
     def _change(self, names):
         """The in-place change(s) of the batch with the pod modules' operations (runner.run), their options
@@ -540,10 +536,10 @@ class Rollout:
         return self.finish(final=RELEASED)
 
     def finish(self, final=None):
-        self._delete_prepulled()
         w = self.workload
         if w is None:
-            return self.sync()
+            return self.sync()   # which deletes the pre-pull pods left too
+        self._delete_prepulled()
         if final == RELEASED:
             w.read()
             rec = w.record or {}
@@ -557,7 +553,7 @@ class Rollout:
                 resources = (rec.get('before') or {}).get('resources') or {}
             return self._release(rec, images, resources, final)
         images, resources = self._current_target()
-        synced = self.sync()
+        synced = self._sync()[0]
         rec = w.record
         if self.restart or not rec:
             old = [p for p in w.pods() if not pod_matches(p, images, resources)]
@@ -568,9 +564,10 @@ class Rollout:
                            self.params['wait_timeout'])
             return self.result(w.pods(), changed=synced['changed'])
         final = ROLLED_BACK if rec.get('state') in (ROLLING_BACK, ROLLED_BACK) else DONE
-        if final == DONE and rec.get('state') in (IN_PROGRESS,):
-            self._check_overwritten(w.pods(), images, (rec.get('before') or {}).get('images') or {})
-        return self._release(rec, images, resources, final, synced['changed'])
+        pods = w.pods()
+        if final == DONE and rec.get('state') == IN_PROGRESS:
+            self._check_overwritten(pods, images, (rec.get('before') or {}).get('images') or {})
+        return self._release(rec, images, resources, final, synced['changed'], pods)
 
     def _check_overwritten(self, pods, images, before):
         """Before the release: a pod whose spec has neither the rollout's image nor the one from before was
@@ -593,10 +590,11 @@ class Rollout:
                 failed_pods=[{'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer during '
                               'the rollout (its spec now has %s); not overwritten' % what} for name, what in foreign])
 
-    def _release(self, rec, images, resources, final, synced=False):
-        """Restore the saved strategy, record ``final``, wait for the controller's status."""
+    def _release(self, rec, images, resources, final, synced=False, pods=None):
+        """Restore the saved strategy, record ``final``, wait for the controller's status (``pods``: the
+        workload's pods as just listed, else they are listed here)."""
         w = self.workload
-        pods = w.pods()
+        pods = w.pods() if pods is None else pods
         old = [p for p in pods if not pod_matches(p, images, resources)]
         spec, two_step = w.release_spec(rec.get('saved') or {}, [batching.ordinal(p) for p in old], len(pods))
         changed = bool(synced or spec or rec.get('state') != final)

@@ -57,4 +57,5 @@ def test_run_label_is_a_valid_label_value_and_stable():
 
 def test_targets_groups_images_by_node():
     pods = [{'spec': {'nodeName': 'n1'}}, {'spec': {'nodeName': 'n1'}}, {'spec': {'nodeName': 'n2'}}, {'spec': {}}]
-    assert prepull.targets(pods, lambda pod: {'a:1'}) == {'n1': {'a:1'}, 'n2': {'a:1'}}
+    assert prepull.targets((pod, {'a:1'}) for pod in pods) == {'n1': {'a:1'}, 'n2': {'a:1'}}
+    assert prepull.targets([(pods[0], set())]) == {}   # given no image: nothing to pull
