@@ -35,9 +35,10 @@ class Connection(namedtuple('Connection', CONNECTION_FIELDS, defaults=(None,) * 
 
 
 class Target(namedtuple('Target', 'namespace name names label_selectors field_selectors fail_on_no_match '
-                                  'continue_on_error max_concurrency force_takeover',
-                        defaults=(None, (), (), (), False, False, 10, False))):
-    """Which pods, and how many at once (args.TARGET_ARG_SPEC)."""
+                                  'continue_on_error max_concurrency force_takeover window',
+                        defaults=(None, (), (), (), False, False, 10, False, None))):
+    """Which pods, and how many at once (args.TARGET_ARG_SPEC). ``window``: none from a module's params; the
+    rollout's sliding window (rollout.window.Window), which admits each pod in its turn."""
 
     __slots__ = ()
 
@@ -90,10 +91,11 @@ class Drain(namedtuple('Drain', 'readiness_gate seconds required on_failure drai
                    drain_label=params.get('drain_label'))
 
 
-class ImageChange(namedtuple('ImageChange', 'containers on_failure prepull prepull_run prepull_ahead',
-                             defaults=('stop', False, None, None))):
+class ImageChange(namedtuple('ImageChange', 'containers on_failure prepull prepull_run prepull_ahead labels',
+                             defaults=('stop', False, None, None, None))):
     """inplace_image: container -> image; ``prepull``: pull the images on the pods' nodes first (operations.prepull;
-    the rollout also names its run, ``prepull_run``, and the nodes of the next pods, ``prepull_ahead``)."""
+    the rollout also names its run, ``prepull_run``, and the nodes of the next pods, ``prepull_ahead``, and the
+    revision ``labels`` its pods get in the same write as the image: one write per pod)."""
 
     __slots__ = ()
 

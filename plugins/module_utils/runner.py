@@ -71,7 +71,8 @@ def engine_options(task, check_mode):
         gate_on_failure=task.drain.on_failure, on_failure=task.change.on_failure,
         min_ready_seconds=task.wait.min_ready_seconds, force_takeover=task.target.force_takeover,
         drain_label=task.drain.drain_label, prepull=bool(getattr(task.change, 'prepull', False)),
-        prepull_run=getattr(task.change, 'prepull_run', None), prepull_ahead=getattr(task.change, 'prepull_ahead', None))
+        prepull_run=getattr(task.change, 'prepull_run', None), prepull_ahead=getattr(task.change, 'prepull_ahead', None),
+        window=task.target.window)
 
 
 def connect(task):

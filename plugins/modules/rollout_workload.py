@@ -90,12 +90,33 @@ options:
     type: bool
     default: false
   batch_size:
-    description: Pods per batch, a count or a percentage of the pods.
+    description:
+      - Pods per batch, a count or a percentage of the pods. With O(window), the width of the window - the pods in
+        flight at once.
     type: str
     default: '1'
   max_unavailable:
-    description: At most this many pods (count or percentage) unavailable during a batch, counting the batch.
+    description:
+      - At most this many pods (count or percentage) unavailable during a batch, counting the batch. With O(window) it
+        also caps the window's width, and each pod starts only while the pods not ready, with those in flight, stay
+        within it.
     type: str
+  window:
+    description:
+      - A sliding window instead of batches. With V(prepare), the pods after the canary are one step (one entry of
+        RV(batches)). With V(batch), the pods of O(names) start in their turn, as the Deployment controller's
+        C(maxUnavailable) lets pods go - one as soon as another finished, at most O(batch_size) (capped by
+        O(max_unavailable)) in flight; before each pod starts, O(max_unavailable) and every PodDisruptionBudget that
+        selects it are checked again from a watch of the pods (not from the budget's status, which lags), and the
+        pods counted done (O(watch) and the window's own) must still be healthy. A pod that failed since, or more
+        than O(max_failed_pods) failures, halt the window - pods in flight finish, the others are not started
+        (RV(not_started)) - and a pod that waits O(wait_timeout) for its turn is V(blocked) (nothing of it written).
+    type: bool
+    default: false
+  max_failed_pods:
+    description: With O(window) and V(batch), the window halts once more pods than this failed.
+    type: int
+    default: 0
   partition:
     description: This many pods (count or percentage) at the end of the order stay on the old version.
     type: str
@@ -342,6 +363,18 @@ verified:
       them, merged over the batches, as O(watch) to the later steps.
   returned: batch
   type: dict
+not_started:
+  description: With O(window), the pods of O(names) a halted window did not start (nothing of them was written).
+  returned: batch
+  type: list
+  elements: str
+window:
+  description:
+    - With O(window) and V(batch) - C(width) (pods in flight at most), C(max_unavailable) (as a count, or null),
+      C(halted) (why it stopped starting pods, or null) and C(waited_seconds) (the time pods waited for their turn,
+      all together). With V(prepare), the width of the window the steps will run with (0 without O(window)).
+  returned: batch with window, prepare
+  type: raw
 watched:
   description: How many pods V(watch) watched.
   returned: watch
@@ -416,6 +449,8 @@ MODULE_ARGS = {
     'allow_recreate': {'type': 'bool', 'default': False},
     'batch_size': {'type': 'str', 'default': '1'},
     'max_unavailable': {'type': 'str'},
+    'window': {'type': 'bool', 'default': False},
+    'max_failed_pods': {'type': 'int', 'default': 0},
     'partition': {'type': 'str'},
     'canary': {'type': 'str'},
     'order': {'type': 'str', 'default': 'ordinal', 'choices': ['ordinal', 'reverse_ordinal', 'node', 'label', 'name']},

@@ -27,11 +27,15 @@ from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, pla
 
 # Pod statuses in the result. RESUMED: a run stopped before it set the readiness gate True again
 # (gate False with drain.DRAIN_REASON); this one waited for the containers and set it True.
+# With a window (Options.window, the rollout's): BLOCKED, the pod waited wait_timeout for its turn; NOT_STARTED,
+# the window halted before its turn (a failure). Nothing of either was written.
 UNCHANGED, WOULD_UPDATE, REFUSED, UPDATED, CONVERGED, WRITTEN, FAILED, ROLLED_BACK, CONFLICT, RESUMED = (
     'unchanged', 'would_update', 'refused', 'updated', 'converged', 'written', 'failed', 'rolled_back',
     'conflict', 'resumed')
-STATUSES = (UNCHANGED, WOULD_UPDATE, REFUSED, UPDATED, CONVERGED, WRITTEN, FAILED, ROLLED_BACK, CONFLICT, RESUMED)
-ERROR_STATUSES = (FAILED, ROLLED_BACK, CONFLICT)
+BLOCKED, NOT_STARTED = 'blocked', 'not_started'
+STATUSES = (UNCHANGED, WOULD_UPDATE, REFUSED, UPDATED, CONVERGED, WRITTEN, FAILED, ROLLED_BACK, CONFLICT, RESUMED,
+            BLOCKED, NOT_STARTED)
+ERROR_STATUSES = (FAILED, ROLLED_BACK, CONFLICT, BLOCKED)
 FINISHED_OK = (UPDATED, CONVERGED, RESUMED)
 NOT_READY_TIMEOUT = 30  # how long a drain waits to see the pod report NotReady
 OWNER_MARGIN = 60       # seconds a pod record stays owned beyond the waits of its run
@@ -39,12 +43,16 @@ OWNER_MARGIN = 60       # seconds a pod record stays owned beyond the waits of i
 
 Options = namedtuple('Options', 'check_mode wait wait_timeout max_concurrency readiness_gate drain_seconds '
                                 'require_readiness_gate gate_on_failure on_failure min_ready_seconds '
-                                'force_takeover drain_label prepull prepull_run prepull_ahead')
-Options.__new__.__defaults__ = (False, None, False, None, None)
+                                'force_takeover drain_label prepull prepull_run prepull_ahead window')
+Options.__new__.__defaults__ = (False, None, False, None, None, None)
 
 
 class ConcurrentChange(InplaceError):
     """What this plan was about changed after it was made: another writer is at work."""
+
+
+class NotStarted(InplaceError):
+    """Raised by a window's acquire(): it halted, the pod is not to be started."""
 
 
 class Operation:
@@ -379,6 +387,25 @@ class Engine:
         resume = self._resumable(plan.pod)
         if plan.action == planning.UNCHANGED and not resume:
             return run.finish(UNCHANGED)
+        window = self.options.window
+        if window is None:
+            return self._change(run, resume)
+        # The rollout's sliding window: wait for this pod's turn (max_unavailable, budgets, the pods in flight).
+        try:
+            run.timings['turn'] = window.acquire(plan.name)
+        except NotStarted as exc:
+            return run.finish(NOT_STARTED, exc.msg)
+        except WaitTimeout as exc:
+            run.error = {'container': None, 'reason': 'Blocked', 'message': exc.msg}
+            return run.finish(BLOCKED, '%s; the pod was not drained or changed' % exc.msg)
+        try:
+            return self._change(run, resume)
+        finally:
+            window.release(plan.name, run.status in FINISHED_OK, run.pod)
+
+    def _change(self, run, resume):
+        """Drain, write, wait, undrain one pod (its turn come)."""
+        plan = run.plan
         gate = self._gate_of(plan.pod) if plan.action == planning.UPDATE or resume else None
         rec = None
         try:

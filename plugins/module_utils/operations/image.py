@@ -32,9 +32,13 @@ class ImageOperation(Operation):
     name = 'image'
     can_rollback = True
 
-    def __init__(self, images):
+    def __init__(self, images, labels=None):
         validate_images(images)
         self.target = dict(images)
+        # Labels written with the image (the rollout's revision labels), and per pod the values they replaced,
+        # which a rollback of that pod in this run writes back.
+        self.labels = dict(labels or {})
+        self._replaced = {}
 
     def desired(self, pod):
         return images.effective_images(pod, self.target)
@@ -102,7 +106,26 @@ class ImageOperation(Operation):
             path = podstate.spec_path(podstate.find_container(pod, cplan.name))
             ops.append({'op': 'test', 'path': path + '/name', 'value': cplan.name})
             ops.append({'op': 'replace', 'path': path + '/image', 'value': cplan.desired})
-        return ops
+        return ops + self._label_ops(pod, pod_plan)
+
+    def _label_ops(self, pod, pod_plan):
+        """The revision labels in the image write: set going to the target, put back going back from it."""
+        if not self.labels:
+            return []
+        name, have = podstate.meta(pod, 'name'), podstate.meta(pod, 'labels') or {}
+        desired = self.desired(pod)
+        forward = all(cplan.desired == desired.get(cplan.name) for cplan in pod_plan.updates())
+        if forward:
+            wanted = {k: v for k, v in self.labels.items() if v and have.get(k) != v}
+            self._replaced.setdefault(name, {k: have.get(k) for k in wanted})
+        else:
+            wanted = {k: v for k, v in self._replaced.get(name, {}).items() if v and have.get(k) != v}
+        if not wanted:
+            return []
+        if not podstate.meta(pod, 'labels'):
+            return [{'op': 'add', 'path': '/metadata/labels', 'value': wanted}]
+        return [{'op': 'add', 'path': record.pointer('metadata', 'labels', key), 'value': value}
+                for key, value in sorted(wanted.items())]
 
     def failure(self, pod, cplan, before, generation):
         """A failure counts only if it is about the desired image: the kubelet keeps reporting the
@@ -141,7 +164,7 @@ class ImageOperation(Operation):
 
 def build(kube, task, warn=None, run_command=None):
     """The operation of an options.ImageChange (runner.build)."""
-    return ImageOperation(task.change.containers), task
+    return ImageOperation(task.change.containers, task.change.labels), task
 
 
 def _pairs(images):

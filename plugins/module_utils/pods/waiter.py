@@ -89,6 +89,11 @@ class Watcher:
         with self._cond:
             return self._pods.get(name)
 
+    def items(self):
+        """The latest version seen of every object the watch has (a list, a copy)."""
+        with self._cond:
+            return list(self._pods.values())
+
     def wait_for(self, name, done, failed=None, timeout=300):
         """Block until ``done(pod)``; raise what ``failed(pod)`` returns, or WaitTimeout.
 

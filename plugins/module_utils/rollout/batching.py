@@ -107,13 +107,14 @@ def batch_size(total, size, max_unavailable=None, disruptions_allowed=None):
     return max(1, min(limits))
 
 
-def plan_batches(ordered, pending, size, canary=None, partition=None, done=0):
+def plan_batches(ordered, pending, size, canary=None, partition=None, done=0, window=False):
     """Split the pods still to update into batches.
 
     ``ordered``: every pod name of the target in update order; ``pending``: the names that still
     need the change; ``size``: pods per batch; ``canary``: size of a first batch (count or %, over
     all pods), skipped when ``done`` pods are already updated (a resumed rollout); ``partition``:
-    how many pods (count or %) at the end of the order stay on the old version.
+    how many pods (count or %) at the end of the order stay on the old version; ``window``: the pods
+    after the canary are one step (a sliding window of ``size`` pods runs through it), not batches.
 
     Returns {'batches': [[name, ...], ...], 'kept': [names left on the old version]}.
     """
@@ -127,6 +128,6 @@ def plan_batches(ordered, pending, size, canary=None, partition=None, done=0):
         first = first - done
         batches.append(todo[:first])
         todo = todo[first:]
-    size = max(1, size)
+    size = max(1, len(todo) if window else size)
     batches.extend(todo[i:i + size] for i in range(0, len(todo), size))
     return {'batches': batches, 'kept': kept}

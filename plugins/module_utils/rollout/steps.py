@@ -41,11 +41,13 @@ from ansible_collections.inplace.k8s.plugins.module_utils.pods.images import sat
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import (
     DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_converged, pod_matches
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.leftovers import undrain_leftovers
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import selector_matches, selector_string
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.templates import change_ops, snapshot, template_refusals
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import Window, watch_entry, watch_failures
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import Workload, write_record
 
 RESTART_ANNOTATION = 'inplace.k8s/restart-id'
@@ -73,6 +75,7 @@ class Rollout:
         self.watched = params.get('watch') or {}
         self.warnings = []
         self.workload = None
+        self._labels = None   # _revision_labels()
         # The role calls one module per step: the run is its run_id and the ansible-playbook process.
         pid = record.playbook_pid()
         self.owner = record.new_owner(params.get('run_id') or ('playbook-%s' % pid if pid else None), pid=pid)
@@ -268,24 +271,30 @@ class Rollout:
                 '%s: %s' % item for item in sorted(refused.items())), refused=refused)
         budgets = self.pdbs(pods)
         allowed = [(pdb.get('status') or {}).get('disruptionsAllowed', 0) for pdb, _names in budgets]
+        window = bool(self.params.get('window'))
+        # A window checks the budgets for each pod as it starts; batches are cut to what they allow now.
         size = batching.batch_size(len(names), self.params.get('batch_size') or 1, self.params.get('max_unavailable'),
-                                   min(allowed) if allowed else None)
+                                   min(allowed) if allowed and not window else None)
         planned = batching.plan_batches(names, pending, size, self.params.get('canary'),
-                                        self.params.get('partition'), done=len(names) - len(pending))
+                                        self.params.get('partition'), done=len(names) - len(pending), window=window)
         if changed is None:
             changed = bool(planned['batches'])
         return self.result(pods, changed=changed, mode=mode if planned['batches'] or changed else 'unchanged',
-                           batch_size=size, batches=planned['batches'], kept=planned['kept'],
+                           batch_size=size, window=size if window else 0, batches=planned['batches'],
+                           kept=planned['kept'],
                            pdbs=[_pdb_summary(pdb, names) for pdb, names in budgets], **extra)
 
     # ---- gate
 
-    def gate(self):
-        """Wait until the PodDisruptionBudgets and max_unavailable allow this batch."""
+    def gate(self, whole=True):
+        """Wait until the PodDisruptionBudgets and max_unavailable allow this batch (``whole``: all its pods at
+        once; a window asks for each pod in its turn, so only the workload's record and template are checked)."""
         names = self.params.get('names') or []
         deadline = self.clock() + self.params['wait_timeout']
         self._renew()
         self._check_template()
+        if not whole:
+            return self.result([], blocked=[])
         while True:
             pods = self.pods() if self.workload is None else (self.workload.read() and self.workload.pods())
             batch = [p for p in pods if podstate.meta(p, 'name') in names]
@@ -368,9 +377,8 @@ class Rollout:
                         self.kube.patch_pod(self.params['namespace'], podstate.meta(pod, 'name'), {'metadata': {
                             'annotations': {RESTART_ANNOTATION: self.params.get('restart_id')}}}, MERGE_PATCH)
         elif self.workload is not None and self.workload.record:
-            labels, _revision = self.workload.revision(self.params['wait_timeout'])
-            changed = self.workload.relabel([p for p in pods if pod_converged(p, images, resources)], labels,
-                                            self.check_mode)
+            changed = self.workload.relabel([p for p in pods if pod_converged(p, images, resources)],
+                                            self._revision_labels(), self.check_mode)
         undrained = undrain_leftovers(self.kube, pods, self.drainer, images, resources, self.check_mode)
         if undrained:
             self.warnings.append('put back in service pod(s) left drained by an interrupted run: %s'
@@ -378,6 +386,12 @@ class Rollout:
         pods = self.pods()
         return self.result(pods, changed=bool(changed or undrained), relabelled=changed, undrained=undrained,
                            **self._progress(pods, images, resources)), pods
+
+    def _revision_labels(self):
+        """The labels the workload's updated pods carry (its revision), read once per step."""
+        if self._labels is None:
+            self._labels = self.workload.revision(self.params['wait_timeout'])[0]
+        return self._labels
 
     def _progress(self, pods, images, resources):
         """{updated: pods that run the target (restart: are marked restarted), total: pods}."""
@@ -403,8 +417,9 @@ class Rollout:
                               **self._progress(self.pods(), images, resources))
             out['warnings'] = _unique(out['warnings'])
             return out
+        sliding = bool(self.params.get('window')) and not self.check_mode
         try:
-            gated = self.gate()
+            gated = self.gate(whole=not sliding)
         except InplaceError as exc:
             exc.details.setdefault('blocked', [])
             exc.details['failed_pods'] = [_batch_entry(names, engine.CONFLICT if isinstance(exc, engine.ConcurrentChange)
@@ -413,28 +428,41 @@ class Rollout:
                 images, resources = self._current_target()
                 exc.details.update(self._progress(self.pods(), images, resources))
             raise
-        changes = self._change(names)
+        window = self._window() if sliding else None
+        try:
+            changes = self._change(names, window)
+        finally:
+            if window is not None:
+                window.watcher.stop()
         failed = _failed_pods(names, changes)
-        # A change that failed as a whole changed none of the pods.
+        # A change that failed as a whole changed none of the pods; a halted window did not start some.
         failed_names = set(names) if _failed_as_a_whole(changes) else set(item['name'] for item in failed)
-        out, latest = self._sync(names=[name for name in names if name not in failed_names])
+        not_started = sorted(set(pod['name'] for key in CHANGES for pod in (changes.get(key) or {}).get('pods') or []
+                                 if pod['status'] == engine.NOT_STARTED) - failed_names)
+        left = failed_names | set(not_started)
+        out, latest = self._sync(names=[name for name in names if name not in left])
         out.update(changes)
         current = {podstate.meta(p, 'name'): p for p in latest}
         verified = {name: watch_entry(current[name], self._watched_containers())
-                    for name in names if name not in failed_names and name in current
+                    for name in names if name not in left and name in current
                     and not self.pending(current[name]) and not self.check_mode}
+        if window is not None:
+            # Pods counted done that failed while the window ran (it halted then), each once.
+            failed.extend(item for item in window.failed if item['name'] not in failed_names)
+            failed_names.update(item['name'] for item in window.failed)
+            out['window'] = window.report()
         failed.extend(item for item in self._watch_failures(current.values()) if item['name'] not in failed_names)
         # Counted done by the change, yet its spec is off the target now: another writer set it in between
         # (kubectl set image). Reported, not silently left out of the watch (and never overwritten).
         failed.extend({'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer after it was '
                        'updated (it runs %s); not overwritten' % _spec_images(current[name], self.images)}
-                      for name in names if name not in failed_names and name in current and not self.restart
+                      for name in names if name not in left and name in current and not self.restart
                       and not self.check_mode and not pod_matches(current[name], self.images, self.resources))
         timings = {}
         for key in CHANGES:
             for pod in (changes.get(key) or {}).get('pods') or []:
                 timings.setdefault(pod['name'], {})[key] = pod.get('timings') or {}
-        out.update(blocked=gated['blocked'], failed_pods=failed, verified=verified, timings=timings,
+        out.update(blocked=gated['blocked'], failed_pods=failed, verified=verified, timings=timings, not_started=not_started,
                    changed=bool(out['changed'] or any(r.get('changed') for r in changes.values())))
         if self.diff:
             out['diff'] = [r.pop('diff') for r in changes.values() if r.get('diff')]
@@ -450,12 +478,30 @@ class Rollout:
         return prepull.targets((pod, images) for pod in self.pods()
                                if podstate.meta(pod, 'name') in wanted and self.pending(pod))
 
-    def _change(self, names):
+    def _window(self):
+        """The sliding window of this step (rollout.window): as wide as batch_size (capped by max_unavailable),
+        over a watch of the workload's pods."""
+        pods = self.pods()
+        total = len(pods)
+        selector = selector_string(self.workload.spec.get('selector')) if self.workload is not None else \
+            ','.join(self.params.get('label_selectors') or [])
+        watcher = PodWatcher(self.kube, self.params['namespace'], selector or None).start()
+        return Window(
+            watcher, batching.batch_size(total, self.params.get('batch_size') or 1, self.params.get('max_unavailable')),
+            max_unavailable=batching.resolve_count(self.params.get('max_unavailable'), total, 'max_unavailable',
+                                                   round_up=False),
+            budgets=[pdb for pdb, _names in self.pdbs(pods)], max_failed=self.params.get('max_failed_pods') or 0,
+            timeout=self.params['wait_timeout'], watched=self.watched, containers=self._watched_containers(),
+            overwritten=self._overwritten(resources=False), clock=self.clock)
+
+    def _change(self, names, window=None):
         """The in-place change(s) of the batch with the pod modules' operations (runner.run), their options
         built here as the role passed them to inplace_image, inplace_resize, container_recreate: {images|resources|
-        restart: that module's result, with failed and msg when it failed}. Resources only after images succeeded."""
-        target = Target(namespace=self.params['namespace'], names=tuple(names), max_concurrency=len(names),
-                        force_takeover=bool(self.params.get('force_takeover')))
+        restart: that module's result, with failed and msg when it failed}. Resources only after images succeeded.
+        With a ``window`` the pods start in their turn, as many at once as it is wide; else all at once."""
+        target = Target(namespace=self.params['namespace'], names=tuple(names),
+                        max_concurrency=window.width if window is not None else len(names),
+                        force_takeover=bool(self.params.get('force_takeover')), window=window)
         wait = Wait(timeout=self.params['wait_timeout'], min_ready_seconds=self.params.get('min_ready_seconds') or 0)
         draining = Drain(readiness_gate=self.params.get('readiness_gate'), drain_label=self.params.get('drain_label'),
                          required=bool(self.params.get('require_readiness_gate')),
@@ -472,9 +518,13 @@ class Rollout:
         on_failure = self.params.get('on_failure') or 'stop'
         if self.images:
             pulling = bool(self.params.get('prepull'))
+            # StatefulSet / DaemonSet: the revision labels ride on the image write (one write per pod, no relabel).
+            held = self.workload is not None and self.workload.kind in ('StatefulSet', 'DaemonSet') and \
+                (self.workload.record or {}).get('state') == IN_PROGRESS
             changes['images'] = run(ImageChange(
                 self.images, on_failure=on_failure, prepull=pulling, prepull_run=self.owner['run'] if pulling else None,
-                prepull_ahead=self._prepull_ahead() if pulling else None))
+                prepull_ahead=self._prepull_ahead() if pulling else None,
+                labels=self._revision_labels() if held and not self.check_mode else None))
         if self.resources and not changes.get('images', {}).get('failed'):
             # After an image change the pods were held min_ready_seconds already; later crashes are
             # caught by the watch of the verified pods.
@@ -507,9 +557,15 @@ class Rollout:
         if not self.watched or self.check_mode:
             return []
         pods = self.pods() if pods is None else pods
-        overwritten = None if self.restart or not self.images else (
-            lambda pod: None if pod_matches(pod, self.images, self.resources) else _spec_images(pod, self.images))
-        return watch_failures(pods, self.watched, overwritten)
+        return watch_failures(pods, self.watched, self._overwritten())
+
+    def _overwritten(self, resources=True):
+        """overwritten(pod) for watch_failures: what another writer set on a pod counted done (None: nothing).
+        Without ``resources``: its images only (the window's check while the resize of its pods is under way)."""
+        if self.restart or not self.images:
+            return None
+        wanted = self.resources if resources else None
+        return lambda pod: None if pod_matches(pod, self.images, wanted) else _spec_images(pod, self.images)
 
     def watch(self):
         """Watch the pods verified so far for ``seconds``; return at the first failure (failed_pods)."""
@@ -788,47 +844,6 @@ def _spec_images(pod, names):
 def _brief(target):
     """A rollout target for messages: only what it changes."""
     return {k: v for k, v in (target or {}).items() if v} or target
-
-
-def watch_entry(pod, containers):
-    """What a pod is watched against once it was counted done: its uid and the containers' IDs."""
-    return {'uid': podstate.meta(pod, 'uid'), 'containers': dict(
-        (name, podstate.container_status(pod, name).get('containerID')) for name in containers
-        if podstate.find_container(pod, name) is not None and podstate.find_container(pod, name).kind != podstate.INIT)}
-
-
-def watch_failures(pods, watched, overwritten=None):
-    """failed_pods entries ({name, status, reason}) for watched pods that crashed, restarted or turned
-    unready since they were counted done. A pod that is gone or was replaced (another uid) is not ours
-    any more and not reported (a scale-down, or the controller's doing). ``overwritten(pod)``: what another
-    writer set on a pod that no longer has the rollout's target in its spec (a conflict, not a failure)."""
-    by_name = {podstate.meta(p, 'name'): p for p in pods}
-    found = []
-    for name in sorted(watched):
-        entry = watched[name] or {}
-        pod = by_name.get(name)
-        if pod is None or podstate.is_terminating(pod) or (entry.get('uid') and podstate.meta(pod, 'uid') != entry['uid']):
-            continue
-        moved = overwritten(pod) if overwritten else None
-        if moved:
-            found.append({'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer after it '
-                          'was counted done (its spec now has %s); not overwritten' % moved})
-            continue
-        for container, container_id in sorted((entry.get('containers') or {}).items()):
-            status = podstate.container_status(pod, container)
-            left = podstate.left_running(status, container_id) if container_id else None
-            if left:
-                reason, message = left
-                detail = podstate.exit_detail(status) if reason not in ('Error', 'Completed') else ''
-                found.append({'name': name, 'status': FAILED, 'reason': 'container %s %s after it was counted '
-                              'done: %s%s%s' % (container, 'restarted' if status.get('restartCount') else 'stopped',
-                                                reason, ': ' + message if message else '', detail)})
-                break
-            if not status.get('ready'):
-                found.append({'name': name, 'status': FAILED, 'reason': 'container %s turned unready after it '
-                              'was counted done (readiness probe or gate)' % container})
-                break
-    return found
 
 
 def unknown_variables_message(unknown, known):

@@ -61,6 +61,14 @@ class RolloutError(InplaceError):
 # --------------------------------------------------------------------------- pure: revisions
 
 
+def poll_delays(first=0.05, most=POLL_SECONDS):
+    """Delays between re-reads: ``first``, doubling up to ``most``, then ``most`` for ever."""
+    delay = first
+    while True:
+        yield delay
+        delay = min(delay * 2, most)
+
+
 def strip_hash(template):
     """The template without the pod-template-hash label (how the Deployment controller compares)."""
     result = copy.deepcopy(template or {})
@@ -149,16 +157,17 @@ class Workload:
         return [rs for rs in answer.get('items') or [] if owned_by(rs, podstate.meta(self.obj, 'uid'))]
 
     def wait_for(self, what, predicate, timeout):
-        """Re-read the workload until predicate(obj) is true; WaitTimeout naming ``what``."""
+        """Re-read the workload until predicate(obj) is true; WaitTimeout naming ``what``. The controllers
+        usually answer within a fraction of a second: the first re-reads come quickly, then every POLL_SECONDS."""
         deadline = self.clock() + timeout
-        while True:
+        for delay in poll_delays():
             self.read()
             if predicate(self.obj):
                 return self.obj
             if self.clock() >= deadline:
                 raise WaitTimeout('%s %s/%s: timed out after %ss waiting for %s (status: %s)' % (
                     self.kind, self.namespace, self.name, timeout, what, json.dumps(self.obj.get('status'))))
-            self.sleep(POLL_SECONDS)
+            self.sleep(delay)
 
     def observed(self, obj):
         status = obj.get('status') or {}
@@ -268,7 +277,7 @@ class Workload:
             return {REVISION_LABEL: name}, name
         if self.kind == 'DaemonSet':
             deadline = self.clock() + timeout
-            while True:
+            for delay in poll_delays():
                 answer = self.kube.request('GET', self.path('controllerrevisions'),
                                            {'labelSelector': selector_string(self.spec.get('selector'))})
                 owned = [r for r in answer.get('items') or [] if owned_by(r, podstate.meta(self.obj, 'uid'))]
@@ -282,7 +291,7 @@ class Workload:
                 if self.clock() >= deadline:
                     raise WaitTimeout('DaemonSet %s/%s: no ControllerRevision for the new template after %ss'
                                       % (self.namespace, self.name, timeout))
-                self.sleep(POLL_SECONDS)
+                self.sleep(delay)
                 self.read()
         if self.kind == 'Deployment':
             rs = self.current_replicaset([self.template])

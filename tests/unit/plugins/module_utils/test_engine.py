@@ -103,6 +103,28 @@ def test_image_and_record_in_one_guarded_write():
         '/metadata/annotations', '/spec/containers/0/name', '/spec/containers/0/image']
 
 
+def test_revision_labels_ride_on_the_image_write_and_a_rollback_puts_them_back():
+    cluster = FakeCluster(pods(1))
+    cluster.pods['web-0']['metadata'].setdefault('labels', {})['controller-revision-hash'] = 'web-old'
+    operation = ImageOperation({'app': 'registry.example/app:2.0-crash'}, labels={'controller-revision-hash': 'web-new'})
+    runner = engine.Engine(cluster, operation, options(on_failure='rollback'), FakeWatcher(cluster),
+                           sleep=lambda seconds: None)
+    sent = []
+    original = cluster.patch_pod
+
+    def spy(namespace, name, body, content_type=None, subresource=None):
+        sent.append(body)
+        return original(namespace, name, body, content_type, subresource)
+    cluster.patch_pod = spy
+    result = runner.run([copy.deepcopy(cluster.pods['web-0'])])
+    assert result['pods'][0]['status'] == 'rolled_back'
+    label = {'op': 'add', 'path': '/metadata/labels/controller-revision-hash'}
+    image_writes = [body for body in sent if any(op['path'].endswith('/image') for op in body)]
+    assert [dict(label, value='web-new'), dict(label, value='web-old')] == [
+        {k: op[k] for k in ('op', 'path', 'value')} for body in image_writes for op in body if op['path'] == label['path']]
+    assert cluster.pods['web-0']['metadata']['labels']['controller-revision-hash'] == 'web-old'
+
+
 def test_unknown_container_is_an_error_before_any_write():
     cluster = FakeCluster(pods(1))
     with pytest.raises(ValidationError) as caught:

@@ -314,7 +314,7 @@ def test_a_pod_another_writer_changed_after_its_update_is_a_conflict_not_dropped
     kube = Kube()
     change = Rollout._change
 
-    def change_then_other_writer(self, names):
+    def change_then_other_writer(self, names, window=None):
         out = change(self, names)
         kube.set_image('web-0', 'app', 'registry.example/app:3.0')
         return out

@@ -82,8 +82,13 @@ def test_statefulset_rollout_in_place_from_prepare_to_finish():
     assert rec(kube)['state'] == 'in-progress' and rec(kube)['before'] == {'images': {'app': OLD}, 'resources': {}}
     assert images(kube) == {'web-0': OLD, 'web-1': OLD, 'web-2': OLD} and uids(kube) == before
     for names in prepared['batches']:
+        kube.calls = []
         result = step(kube, 'batch', images={'app': NEW}, names=names)
-        assert result['failed_pods'] == [] and result['relabelled'] == names
+        # One write per pod: the revision label rides on the image write, nothing is relabelled after it.
+        assert result['failed_pods'] == [] and result['relabelled'] == []
+        assert kube.pods[names[0]]['metadata']['labels']['controller-revision-hash'] == prepared['revision']
+        assert [call for call in kube.calls if call[0] == 'patch' and call[1] == names[0]] == [
+            ('patch', names[0], None)], kube.calls
     finished = step(kube, 'finish', images={'app': NEW})
     sts = kube.get('StatefulSet', 'web')
     assert finished['changed'] is True and finished['old'] == []

@@ -1,0 +1,137 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""The rollout's sliding window: which pod may start now."""
+
+import threading
+
+import pytest
+
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import NotStarted
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import Window, watch_entry
+
+
+def pod(name, ready=True, container_id='c-1', labels=None, version='1'):
+    return {'metadata': {'name': name, 'uid': 'uid-' + name, 'labels': labels or {'app': 'web'},
+                         'resourceVersion': version},
+            'spec': {'containers': [{'name': 'app', 'image': 'web:2'}]},
+            'status': {'conditions': [{'type': 'Ready', 'status': 'True' if ready else 'False'}],
+                       'containerStatuses': [{'name': 'app', 'ready': ready, 'containerID': container_id,
+                                              'state': {'running': {}}, 'restartCount': 0}]}}
+
+
+class Pods:
+    """A watcher's reading side: items() and observe()."""
+
+    def __init__(self, *pods):
+        self.pods = {p['metadata']['name']: p for p in pods}
+        self.observed = []
+
+    def items(self):
+        return list(self.pods.values())
+
+    def observe(self, obj):
+        self.observed.append(obj['metadata']['name'])
+        self.pods[obj['metadata']['name']] = obj
+
+
+def pdb(name, desired, labels=None):
+    return {'metadata': {'name': name}, 'spec': {'selector': {'matchLabels': labels or {'app': 'web'}}},
+            'status': {'desiredHealthy': desired}}
+
+
+def test_width_bounds_the_pods_in_flight():
+    window = Window(Pods(pod('a'), pod('b'), pod('c')), width=2, timeout=0, max_failed=5)
+    assert 0 <= window.acquire('a') < 1   # seconds it waited: none
+    window.acquire('b')
+    with pytest.raises(WaitTimeout, match='2 pod\\(s\\) in flight, the window is 2 wide'):
+        window.acquire('c')
+    window.release('a', True, pod('a'))
+    window.acquire('c')
+    assert window.flight == {'b', 'c'}
+
+
+def test_a_waiting_pod_starts_as_soon_as_another_finishes():
+    window = Window(Pods(pod('a'), pod('b')), width=1, timeout=10)
+    window.acquire('a')
+    started = []
+    waiter = threading.Thread(target=lambda: started.append(window.acquire('b')))
+    waiter.start()
+    window.release('a', True, pod('a'))
+    waiter.join(5)
+    assert started and window.flight == {'b'}
+
+
+def test_max_unavailable_counts_pods_not_ready_and_in_flight():
+    pods = Pods(pod('a'), pod('b'), pod('c', ready=False), pod('d'))
+    window = Window(pods, width=4, max_unavailable=2, timeout=0, max_failed=5)
+    window.acquire('a')   # c not ready + a in flight = 2
+    with pytest.raises(WaitTimeout, match='max_unavailable 2: 1 pod\\(s\\) not ready \\(c\\) and 1 in flight'):
+        window.acquire('b')
+    # A pod that is down already costs nothing more: it may start.
+    window.acquire('c')
+    window.release('a', True, pod('a'))
+    window.release('c', True, pod('c'))
+    pods.pods['c'] = pod('c')
+    window.acquire('b')
+    window.acquire('d')
+
+
+def test_budgets_are_counted_from_the_pods_not_from_their_status():
+    pods = Pods(pod('a'), pod('b'), pod('c'), pod('x', labels={'app': 'other'}))
+    window = Window(pods, width=3, budgets=[pdb('web', 2)], timeout=0, max_failed=5)
+    window.acquire('a')          # 3 healthy, 1 in flight -> 2 left, one more would leave 1 < 2
+    with pytest.raises(WaitTimeout, match='PodDisruptionBudget web: 2 healthy pod\\(s\\) not in flight, it needs 2'):
+        window.acquire('b')
+    window.acquire('x')          # not selected by the budget
+
+
+def test_a_failure_over_max_failed_halts_the_window():
+    window = Window(Pods(pod('a'), pod('b'), pod('c')), width=3, max_failed=1, timeout=0)
+    window.acquire('a')
+    window.acquire('b')
+    window.release('a', False)
+    window.acquire('c')          # one failure allowed
+    window.release('b', False)
+    with pytest.raises(NotStarted, match='2 pod\\(s\\) failed \\(max_failed_pods 1\\)'):
+        window.acquire('c')
+    assert window.report()['halted'].startswith('2 pod(s) failed')
+
+
+def test_a_pod_counted_done_that_crashes_halts_the_window():
+    pods = Pods(pod('a', container_id='c-2'), pod('b'))
+    window = Window(pods, width=2, timeout=0, containers=['app'])
+    window.acquire('a')
+    window.release('a', True, pod('a', container_id='c-2'))
+    assert pods.observed == ['a']   # the engine's newer version is offered to the window's watch
+    crashed = pod('a', ready=False, container_id='c-3')
+    crashed['status']['containerStatuses'][0].update(restartCount=1, lastState={'terminated': {'exitCode': 1,
+                                                                                               'reason': 'Error'}})
+    pods.pods['a'] = crashed
+    with pytest.raises(NotStarted, match='a: container app restarted after it was counted done'):
+        window.acquire('b')
+    assert [item['name'] for item in window.failed] == ['a']
+
+
+def test_pods_watched_from_earlier_steps_count_too():
+    earlier = pod('a', container_id='c-1')
+    pods = Pods(pod('a', ready=False, container_id='c-1'), pod('b'))
+    window = Window(pods, width=2, timeout=0, watched={'a': watch_entry(earlier, ['app'])}, containers=['app'],
+                    max_failed=1)
+    window.acquire('b')   # one failure is allowed: not halted
+    assert window.failed[0]['reason'].startswith('container app turned unready')
+    assert window.halted is None
+
+
+def test_a_pod_blocked_past_its_timeout_fails_and_halts_past_max_failed():
+    window = Window(Pods(pod('a'), pod('b'), pod('c')), width=1, timeout=0)
+    window.acquire('a')
+    with pytest.raises(WaitTimeout, match='pod b waited 0s for its turn: 1 pod\\(s\\) in flight'):
+        window.acquire('b')
+    # The blocked pod was the one failure allowed (max_failed 0): nothing else starts.
+    window.release('a', True, pod('a'))
+    with pytest.raises(NotStarted, match='the window halted: pod b waited 0s for its turn'):
+        window.acquire('c')
+    assert window.flight == set()
