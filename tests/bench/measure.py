@@ -158,6 +158,24 @@ def window_floors(trace, ready_times, window):
     return [round(sum(times) / window / waves, 2)] * waves
 
 
+def fixed_seconds(trace):
+    """The role's fixed cost, from its module processes: {'prepare': seconds of the processes before the
+    first that wrote a pod (plan, hold, template), 'finish': after the last one (revision, release,
+    convergence), 'steps': the processes that wrote pods}; each process from its start to its exit."""
+    procs = processes(trace)
+    writers = set(pid for pid, _t in first_writes(trace).values())
+    spans = sorted((p['start'], (p['exit'] or p['last']), pid in writers) for pid, p in procs.items()
+                   if p['first'] is not None)
+    written = [(start, stop) for start, stop, wrote in spans if wrote]
+    if not written:
+        return {'prepare': None, 'finish': None, 'steps': 0, 'total': None}
+    first, last = written[0][0], max(stop for _start, stop in written)
+    prepare = sum(stop - start for start, stop, wrote in spans if not wrote and start < first)
+    finish = sum(stop - start for start, stop, wrote in spans if not wrote and start >= last)
+    return {'prepare': round(prepare, 2), 'finish': round(finish, 2), 'steps': len(written),
+            'total': round(prepare + finish, 2)}
+
+
 def outside_modules(trace, wall):
     """Seconds of the playbook's wall time spent outside our module processes (Ansible's own start-up,
     task handling and exit): wall minus the time at least one of our processes was running."""

@@ -56,13 +56,30 @@ SCENARIOS = [
     ('native StatefulSet 25%', 'native', 'StatefulSet', '25%', False),
     # what kubernetes.core users do today: k8s state=patched on each pod with wait (tests/bench/kcore.py)
     ('kubernetes.core patched+wait', 'kcore', 'Deployment', '100%', False),
+    # the role in batches that wait for their slowest pod (rollout_window false), as before the window
+    ('role Deployment 25% batches', 'role', 'Deployment', '25%', False),
+    # an image that takes PULL_SECONDS to pull on each node, without and with the role's pre-pull
+    ('role Deployment 25% pull', 'role', 'Deployment', '25%', False),
+    ('role Deployment 25% pull prepull', 'role', 'Deployment', '25%', False),
 ]
+PULL_SECONDS = 5
+PULL_IMAGE = 'registry.example/bench:2.0-slow2-pull%d' % PULL_SECONDS
+# What a scenario changes beyond its SCENARIOS entry: the image it rolls to, the role's variables.
+VARIANTS = {
+    'role Deployment 25% batches': {'vars': {'bench_window': False}},
+    'role Deployment 25% pull': {'image': PULL_IMAGE},
+    'role Deployment 25% pull prepull': {'image': PULL_IMAGE, 'vars': {'bench_prepull': True}},
+}
+# Above LARGE pods only these run (the targets' pairs: role and module windows, native 25%/0 and 25%/25%),
+# so that N=1000 fits in the time and on 2 cores; the others run at every smaller N.
+LARGE = 100
+AT_ANY_SIZE = ('image window 25%', 'role Deployment 25%', 'native Deployment 25%/25%', 'native Deployment 25%/0')
 
 # The traffic scenario: one Deployment (a readiness gate, the app's port and an httpGet readiness probe
 # every second) behind a Service; the changes run in this order, each from the image the one before left.
 # name -> (method, drain through the gate, new image, from N pods on). The module's changes are a sliding
-# window as 'image window 25%', the role's are batches of as many pods (from N=50 on: with its prepare and
-# finish steps it would double the smoke run's traffic time); native is the Deployment's rolling update with maxUnavailable = maxSurge = the same
+# window as 'image window 25%', the role's are its sliding window of as many pods (from N=50 on: with its
+# prepare and finish steps it would double the smoke run's traffic time); native is the Deployment's rolling update with maxUnavailable = maxSurge = the same
 # number of pods (traffic_batch()), its template's readiness gate removed with the new image (nothing would
 # open it on new pods). Images start in 1 s (-slow1, as in the service_continuity target).
 TRAFFIC = [
@@ -92,6 +109,7 @@ ROLE_TASK = {
              'rollout_images': {'app': '{{ bench_image }}'}, 'rollout_batch_size': '{{ bench_batch }}',
              'rollout_wait_timeout': '{{ bench_timeout }}',
              'rollout_readiness_gate': "{{ bench_gate | default('') }}", 'rollout_drain_seconds': '{{ bench_drain }}',
+             'rollout_window': '{{ bench_window | default(true) }}', 'rollout_prepull': '{{ bench_prepull | default(false) }}',
              # Like for like with the native rolling updates measured beside it (minReadySeconds 0).
              'rollout_min_ready_seconds': 0},
 }
@@ -158,8 +176,23 @@ class Bench(object):
             before = self.cluster.snapshot(namespace)
             scheduled = self.cluster.scheduled_events(namespace)
             metrics = measure.request_totals(self.cluster.metrics())
+            variant = VARIANTS.get(name, {})
+            image = variant.get('image', workloads.NEW_IMAGE)
             if method == 'native':
                 result['wall'] = round(self.cluster.native_rollout(namespace, kind, pods, TIMEOUT), 2)
+            elif method == 'role':
+                # Each pod's unavailable time, from a pod watch: its image change to Ready again.
+                pod_watch = workloads.PodWatch(self.args.kubeconfig, namespace, TIMEOUT + 60)
+                try:
+                    self.rollout(result, namespace, sorted(v['name'] for v in before.values()), image=image,
+                                 extra=variant.get('vars'))
+                finally:
+                    events = pod_watch.stop()
+                seconds, missing = measure.unavailable_in_place(events, workloads.OLD_IMAGE)
+                result['unavailable'] = measure.spread(seconds)
+                if missing:
+                    result['error'] = 'the pod watch saw pods leave service and not come back: %s' % ', '.join(
+                        missing[:5])
             else:
                 self.rollout(result, namespace, sorted(v['name'] for v in before.values()))
             result['cluster_requests'] = measure.delta(metrics, measure.request_totals(self.cluster.metrics()))
@@ -168,7 +201,7 @@ class Bench(object):
             result['recreated'] = len(set(before) - set(after))
             result['ips_changed'] = len(set(v['ip'] for v in before.values()) - set(v['ip'] for v in after.values()))
             result['scheduled'] = self.cluster.scheduled_events(namespace) - scheduled
-            stale = [v['name'] for v in after.values() if v['image'] != workloads.NEW_IMAGE]
+            stale = [v['name'] for v in after.values() if v['image'] != image]
             if stale:
                 result['error'] = '%d pod(s) not on the new image: %s' % (len(stale), ', '.join(stale[:5]))
             if method == 'image' and name == SCENARIOS[0][0] and self.args.startup_runs:
@@ -179,13 +212,16 @@ class Bench(object):
             self.cluster.delete_namespace(namespace)
         return result
 
-    def rollout(self, result, namespace, names, image=workloads.NEW_IMAGE, drain_seconds=0, run=''):
-        """An in-place rollout through ansible-playbook; fills wall, CPU, RSS, trace and floor figures."""
+    def rollout(self, result, namespace, names, image=workloads.NEW_IMAGE, drain_seconds=0, run='', extra=None):
+        """An in-place rollout through ansible-playbook; fills wall, CPU, RSS, trace and floor figures.
+        ``extra``: more variables for the playbook (VARIANTS)."""
         trace = os.path.join(self.args.work, namespace + run + '.trace.jsonl')
         size = batching.batch_size(len(names), result['batch'])
+        variables = dict(extra or {})
         extra = {'bench_namespace': namespace, 'bench_image': image, 'bench_timeout': TIMEOUT, 'bench_drain': drain_seconds,
                  'bench_kind': result['kind'], 'bench_batch': result['batch'],
                  'bench_batches': batching.plan_batches(names, names, size)['batches']}
+        extra.update(variables)
         if result['method'] == 'window':
             extra.update(bench_batches=[names], bench_concurrency=size)
         if result['drain']:
@@ -204,10 +240,14 @@ class Bench(object):
                 result['error'] = 'ansible-playbook exited %d (log: %s.log)' % (code, os.path.join(self.args.work, namespace))
             return
         ready = self.cluster.ready_times(namespace)
-        if result['method'] == 'window':
+        # The role rolls through a window unless told not to (or run under traffic, in batches of as many).
+        window = result['method'] == 'window' or (result['method'] == 'role' and extra.get('bench_window', True))
+        if window:
             floors = measure.window_floors(entries, ready, size)
         else:
             floors = measure.batch_floors(entries, ready)
+        if result['method'] == 'role':
+            result['fixed'] = measure.fixed_seconds(entries)
         result.update(wall=round(wall, 2), cpu=round(cpu, 2), cpu_ms_per_pod=round(1000 * cpu / result['pods'], 1),
                       rss_mib=round(rss, 1), batches=len(floors), floors=floors,
                       module_startup=measure.startup_seconds(entries),
@@ -371,6 +411,7 @@ def targets(results):
     results = [r for r in results if not is_traffic(r)]
     if not results:
         return found
+    found.update(window_targets(results))
     pods = max(r['pods'] for r in results)
     plain, drained = by_name(results, pods, 'image 100%'), by_name(results, pods, 'image 100% drain')
     inplace = [r for r in results if r['pods'] == pods and r['method'] not in ('native', 'kcore') and 'error' not in r]
@@ -432,6 +473,56 @@ def targets(results):
     return found
 
 
+def window_targets(results):
+    """The role's sliding window against the module's and the native rolling updates, at every N; its fixed
+    cost and its overhead per step at the largest N; the pre-pull pair."""
+    found = {}
+    sizes = sorted(set(r['pods'] for r in results))
+    for pods in sizes:
+        role, module = by_name(results, pods, 'role Deployment 25%'), by_name(results, pods, 'image window 25%')
+        same, surge = by_name(results, pods, 'native Deployment 25%/0'), by_name(results, pods, 'native Deployment 25%/25%')
+        if role and module:
+            ratio = round(role['wall'] / module['wall'], 2)
+            found['N=%d role window / module window (<=1.1x)' % pods] = verdict(
+                ratio <= 1.1, '%sx: %s s vs %s s' % (ratio, role['wall'], module['wall']))
+        if role and same:
+            found['N=%d role window faster than native 25%%/0, 0 recreated' % pods] = verdict(
+                role['wall'] < same['wall'] and role['recreated'] == 0, '%sx: %s s vs %s s; recreated %d vs %d%s' % (
+                    round(role['wall'] / same['wall'], 2), role['wall'], same['wall'], role['recreated'],
+                    same['recreated'], '; vs native 25%%/25%% %sx (%s s)' % (
+                        round(role['wall'] / surge['wall'], 2), surge['wall']) if surge else ''))
+    roles = [r for r in results if r['pods'] == sizes[-1] and r['method'] == 'role' and r.get('fixed', {}).get('total')
+             is not None and 'error' not in r] if sizes else []
+    if roles:
+        worst = max(roles, key=lambda r: r['fixed']['total'])
+        found['role prepare + finish at N=%d (<=2 s)' % sizes[-1]] = verdict(
+            worst['fixed']['total'] <= 2, 'worst %s: %s s (prepare %s s, finish %s s)' % (
+                worst['scenario'], worst['fixed']['total'], worst['fixed']['prepare'], worst['fixed']['finish']))
+        over = []
+        for r in roles:
+            steps = max(1, r['fixed']['steps'])
+            per_step = (r['wall'] - r['floor'] - r['fixed']['total']) / steps
+            r['over_per_step'] = round(per_step, 2)
+            over.append((per_step <= max(0.1 * r['floor'] / steps, 1.0), r))
+        found['role overhead above the kubelet floor per step, prepare and finish left out (<=max(10%, 1 s))'] = \
+            verdict(all(ok for ok, _r in over), ', '.join('%s %s s per step (%d)' % (
+                r['scenario'], r['over_per_step'], r['fixed']['steps']) for _ok, r in over))
+    for pods in sizes:
+        local, pulled = by_name(results, pods, 'role Deployment 25%'), by_name(results, pods, 'role Deployment 25% pull')
+        prepulled = by_name(results, pods, 'role Deployment 25% pull prepull')
+        if not (local and pulled and prepulled and local.get('unavailable') and prepulled.get('unavailable')):
+            continue
+        found['N=%d pre-pull: unavailable per pod with -pull%d as a local image (within 1 s)' % (
+            pods, PULL_SECONDS)] = verdict(
+                prepulled['unavailable']['median'] <= local['unavailable']['median'] + 1 and
+                prepulled['unavailable']['p95'] <= local['unavailable']['p95'] + 1,
+                'median/p95/max %s/%s/%s s with pre-pull, %s/%s/%s s without, %s/%s/%s s local' % tuple(
+                    r['unavailable'][k] for r in (prepulled, pulled, local) for k in ('median', 'p95', 'max')))
+        found['N=%d pre-pull: wall no worse than without' % pods] = verdict(
+            prepulled['wall'] <= pulled['wall'], '%s s vs %s s' % (prepulled['wall'], pulled['wall']))
+    return found
+
+
 def traffic_targets(results):
     """The traffic scenario's target at its largest N: no failed request in place with the drain."""
     measured = [r for r in results if is_traffic(r) and 'error' not in r]
@@ -480,7 +571,8 @@ def growth(results):
 
 COLUMNS = [('N', 'pods'), ('scenario', 'scenario'), ('wall s', 'wall'), ('wall range', 'wall_range'),
            ('floor s', 'floor'), ('over s/batch', 'per_batch'), ('Ansible s', 'outside_modules'),
-           ('modules over s/batch', 'modules_per_batch'), ('batches', 'batches'), ('our req', ('client', 'total')),
+           ('modules over s/batch', 'modules_per_batch'), ('batches', 'batches'), ('prepare+finish s', ('fixed', 'total')),
+           ('unavailable median/p95 s', 'unavailable_pair'), ('our req', ('client', 'total')),
            ('pod writes/pod', ('client', 'pod_writes_per_pod')), ('pod GETs/pod', ('client', 'pod_gets_per_pod')),
            ('watches', ('client', 'watches_opened')), ('cluster req', 'cluster_total'),
            ('cluster writes', 'cluster_writes'), ('CPU s', 'cpu'), ('ms/pod', 'cpu_ms_per_pod'),
@@ -491,6 +583,9 @@ COLUMNS = [('N', 'pods'), ('scenario', 'scenario'), ('wall s', 'wall'), ('wall r
 def _cell(result, key):
     if key == 'wall_range':
         return '%s-%s' % (result['wall_min'], result['wall_max']) if result.get('repeats', 1) > 1 else '-'
+    if key == 'unavailable_pair':
+        spread = result.get('unavailable') or {}
+        return '%s/%s' % (spread['median'], spread['p95']) if spread.get('median') is not None else '-'
     if key == 'cluster_total':
         return str(sum(result['cluster_requests'].values())) if 'cluster_requests' in result else '-'
     if isinstance(key, tuple):
@@ -536,7 +631,7 @@ def report(results, found):
     if traffic:
         lines += ['Traffic: %d requests/s through a Service (EndpointSlice changes used %d s after they are seen); '
                   'in place: a sliding window of 25%% of the pods (at least %d), with the readiness gate and '
-                  'drain_seconds %d, the role in batches of as many (N >= 50), then the window without the gate; '
+                  'drain_seconds %d, the role through a window as wide (N >= 50), then the window without the gate; '
                   'native: maxUnavailable = maxSurge = as many. Unavailable: per pod, from its drain start (in place '
                   'without drain: its image change; native: the old pod leaving Ready or deleted) to Ready again '
                   '(native: its replacement Ready), from a pod watch.' % (TRAFFIC_RATE, TRAFFIC_DELAY, TRAFFIC_MIN_WINDOW, DRAIN_SECONDS),
@@ -599,6 +694,8 @@ def measure_all(bench, args):
     results = []
     for pods in args.sizes:
         for name, method, kind, batch, gated in args.wanted:
+            if pods > LARGE and name not in AT_ANY_SIZE and not args.scenarios:
+                continue
             runs = []
             for attempt in range(args.repeat):
                 started = time.time()
