@@ -87,8 +87,8 @@ def test_update_then_idempotent():
     assert writes(cluster) == []
 
 
-def test_image_and_record_in_one_guarded_write():
-    cluster = FakeCluster(pods(1))
+def spy_patches(cluster):
+    """The bodies of the pod patches ``cluster`` receives from now on, in order (the patches still apply)."""
     sent = []
     original = cluster.patch_pod
 
@@ -96,6 +96,12 @@ def test_image_and_record_in_one_guarded_write():
         sent.append(body)
         return original(namespace, name, body, content_type, subresource)
     cluster.patch_pod = spy
+    return sent
+
+
+def test_image_and_record_in_one_guarded_write():
+    cluster = FakeCluster(pods(1))
+    sent = spy_patches(cluster)
     run(cluster, {'app': NEW})
     first = sent[0]
     assert first[0]['op'] == 'test' and first[0]['path'] == '/metadata/resourceVersion'
@@ -109,13 +115,7 @@ def test_revision_labels_ride_on_the_image_write_and_a_rollback_puts_them_back()
     operation = ImageOperation({'app': 'registry.example/app:2.0-crash'}, labels={'controller-revision-hash': 'web-new'})
     runner = engine.Engine(cluster, operation, options(on_failure='rollback'), FakeWatcher(cluster),
                            sleep=lambda seconds: None)
-    sent = []
-    original = cluster.patch_pod
-
-    def spy(namespace, name, body, content_type=None, subresource=None):
-        sent.append(body)
-        return original(namespace, name, body, content_type, subresource)
-    cluster.patch_pod = spy
+    sent = spy_patches(cluster)
     result = runner.run([copy.deepcopy(cluster.pods['web-0'])])
     assert result['pods'][0]['status'] == 'rolled_back'
     label = {'op': 'add', 'path': '/metadata/labels/controller-revision-hash'}

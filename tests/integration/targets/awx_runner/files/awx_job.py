@@ -65,8 +65,9 @@ def private_data_dir(repo, workdir, namespace, gate, image, envvars):
     extravars = dict(template['extra_vars'])
     extravars.update({'rollout_target': {'namespace': namespace, 'label_selectors': ['app=web']},
                       'rollout_images': {'app': image}})
+    # Batches (the survey's "false", a string as AWX passes it): the cancel comes between two of them.
     answers = {'rollout_batch_size': '1', 'rollout_order': 'name', 'rollout_readiness_gate': gate,
-               'rollout_min_ready_seconds': 0, 'rollout_wait_timeout': 120}
+               'rollout_min_ready_seconds': 0, 'rollout_wait_timeout': 120, 'rollout_window': 'false'}
     for item in template['survey_spec']['spec']:
         extravars[item['variable']] = answers.get(item['variable'], item['default'])
     for name, data in (('extravars', extravars), ('envvars', envvars)):
