@@ -572,6 +572,7 @@ def growth(results):
 COLUMNS = [('N', 'pods'), ('scenario', 'scenario'), ('wall s', 'wall'), ('wall range', 'wall_range'),
            ('floor s', 'floor'), ('over s/batch', 'per_batch'), ('Ansible s', 'outside_modules'),
            ('modules over s/batch', 'modules_per_batch'), ('batches', 'batches'), ('prepare+finish s', ('fixed', 'total')),
+           ('role over s/step', 'over_per_step'),
            ('unavailable median/p95 s', 'unavailable_pair'), ('our req', ('client', 'total')),
            ('pod writes/pod', ('client', 'pod_writes_per_pod')), ('pod GETs/pod', ('client', 'pod_gets_per_pod')),
            ('watches', ('client', 'watches_opened')), ('cluster req', 'cluster_total'),

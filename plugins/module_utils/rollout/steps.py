@@ -90,6 +90,8 @@ class Rollout:
             validate_images(self.images, 'images (rollout_images)')
         if (params.get('min_ready_seconds') or 0) < 0 or (params.get('seconds') or 0) < 0:
             raise ValidationError('min_ready_seconds and seconds must not be negative')
+        if (params.get('max_failed_pods') or 0) < 0:
+            raise ValidationError('max_failed_pods must not be negative: 0 halts the window at the first failure')
         if params['state'] == 'release' and self.workload is None:
             raise ValidationError('state release needs kind and name: pods chosen by label_selectors hold nothing')
         if self.restart and (self.images or self.resources):

@@ -506,6 +506,7 @@ def test_pods_that_cannot_change_now_are_named():
 
 @pytest.mark.parametrize('changes, message', [
     ({'min_ready_seconds': -1}, 'must not be negative'),
+    ({'max_failed_pods': -1}, 'max_failed_pods must not be negative'),
     ({'images': {'app': NEW}, 'restart': ['app']}, 'cannot be combined'),
     ({'images': None}, 'give images, resources or restart'),
     ({'images': {'nope': NEW}}, 'unknown container(s) nope'),
