@@ -363,6 +363,11 @@ verified:
       them, merged over the batches, as O(watch) to the later steps.
   returned: batch
   type: dict
+recreated:
+  description: Pods of O(names) whose UID changed during the batch - recreated by someone, not changed in place.
+  returned: batch
+  type: list
+  elements: str
 not_started:
   description: With O(window), the pods of O(names) a halted window did not start (nothing of them was written).
   returned: batch

@@ -465,6 +465,7 @@ class Rollout:
             for pod in (changes.get(key) or {}).get('pods') or []:
                 timings.setdefault(pod['name'], {})[key] = pod.get('timings') or {}
         out.update(blocked=gated['blocked'], failed_pods=failed, verified=verified, timings=timings, not_started=not_started,
+                   recreated=recreated_pods(changes),
                    changed=bool(out['changed'] or any(r.get('changed') for r in changes.values())))
         if self.diff:
             out['diff'] = [r.pop('diff') for r in changes.values() if r.get('diff')]
@@ -846,6 +847,13 @@ def _spec_images(pod, names):
 def _brief(target):
     """A rollout target for messages: only what it changes."""
     return {k: v for k, v in (target or {}).items() if v} or target
+
+
+def recreated_pods(changes):
+    """Pods of the batch's changes that came back with another UID: recreated, not changed in place (a pod whose
+    sandbox the kubelet made again, after a node restart, has a new IP but is the same pod)."""
+    return sorted(set(pod['name'] for key in CHANGES for pod in (changes.get(key) or {}).get('pods') or []
+                      if pod.get('uid_after') and pod['uid_after'] != pod.get('uid')))
 
 
 def unknown_variables_message(unknown, known):

@@ -16,7 +16,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import AdmissionDenied, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import WORKLOAD_ANNOTATION, workload_record
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import RESTART_ANNOTATION, Rollout
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import RESTART_ANNOTATION, Rollout, recreated_pods
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import RolloutError
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, template, workload
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock, Watcher
@@ -516,3 +516,11 @@ def test_bad_input_is_refused_before_any_write(changes, message):
     with pytest.raises(ValidationError) as caught:
         step(kube, 'prepare', **dict({'images': {'app': NEW}}, **changes))
     assert message in caught.value.msg and kube.apps_writes() == []
+
+
+def test_a_pod_back_with_another_uid_is_reported_recreated():
+    changes = {'images': {'pods': [{'name': 'a', 'uid': 'u1', 'uid_after': 'u1'},
+                                   {'name': 'b', 'uid': 'u2', 'uid_after': 'u9'},
+                                   {'name': 'c', 'uid': 'u3', 'uid_after': None}]},
+               'resources': {'pods': [{'name': 'b', 'uid': 'u9', 'uid_after': 'u9'}]}}
+    assert recreated_pods(changes) == ["b"]
