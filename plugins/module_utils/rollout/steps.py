@@ -439,7 +439,7 @@ class Rollout:
         failed = _failed_pods(names, changes)
         # A change that failed as a whole changed none of the pods; a halted window did not start some.
         failed_names = set(names) if _failed_as_a_whole(changes) else set(item['name'] for item in failed)
-        not_started = sorted(set(pod['name'] for key in CHANGES for pod in (changes.get(key) or {}).get('pods') or []
+        not_started = sorted(set(pod['name'] for _key, pod in change_pods(changes)
                                  if pod['status'] == engine.NOT_STARTED) - failed_names)
         left = failed_names | set(not_started)
         out, latest = self._sync(names=[name for name in names if name not in left])
@@ -461,9 +461,8 @@ class Rollout:
                       for name in names if name not in left and name in current and not self.restart
                       and not self.check_mode and not pod_matches(current[name], self.images, self.resources))
         timings = {}
-        for key in CHANGES:
-            for pod in (changes.get(key) or {}).get('pods') or []:
-                timings.setdefault(pod['name'], {})[key] = pod.get('timings') or {}
+        for key, pod in change_pods(changes):
+            timings.setdefault(pod['name'], {})[key] = pod.get('timings') or {}
         out.update(blocked=gated['blocked'], failed_pods=failed, verified=verified, timings=timings, not_started=not_started,
                    recreated=recreated_pods(changes),
                    changed=bool(out['changed'] or any(r.get('changed') for r in changes.values())))
@@ -852,8 +851,15 @@ def _brief(target):
 def recreated_pods(changes):
     """Pods of the batch's changes that came back with another UID: recreated, not changed in place (a pod whose
     sandbox the kubelet made again, after a node restart, has a new IP but is the same pod)."""
-    return sorted(set(pod['name'] for key in CHANGES for pod in (changes.get(key) or {}).get('pods') or []
+    return sorted(set(pod['name'] for _key, pod in change_pods(changes)
                       if pod.get('uid_after') and pod['uid_after'] != pod.get('uid')))
+
+
+def change_pods(changes):
+    """(change, pod entry) of every pod the batch's changes report, in CHANGES order."""
+    for key in CHANGES:
+        for pod in (changes.get(key) or {}).get('pods') or []:
+            yield key, pod
 
 
 def unknown_variables_message(unknown, known):
@@ -889,8 +895,7 @@ def _failed_pods(names, changes):
     """[{name, status, reason}]: the pods of the changes that failed, were rolled back, conflicted or were
     refused, then one whole-batch entry for the changes that failed as a whole."""
     found = [dict(name=pod['name'], status=pod['status'], reason=pod.get('reason'))
-             for key in CHANGES for pod in (changes.get(key) or {}).get('pods') or []
-             if pod['status'] in FAILED_POD_STATUSES]
+             for _key, pod in change_pods(changes) if pod['status'] in FAILED_POD_STATUSES]
     whole = _failed_as_a_whole(changes)
     if whole:
         found.append(_batch_entry(names, FAILED, '; '.join(whole)))
