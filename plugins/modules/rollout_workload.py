@@ -46,6 +46,14 @@ description:
     check mode it only reports (RV(drain_label)) - pods without the label, template and Service selector.
   - With O(allow_recreate), a change that cannot be made in place is written to the template in V(prepare) and the
     controller's own rolling update replaces the pods.
+  - V(rollout) is V(prepare), then V(batch) for each step of the plan (the pods each step verified are watched by
+    the later ones, as O(watch)), then V(finish), in one call - what the role runs when nothing of its own happens
+    between the steps (a sliding window, O(window), without pauses, verification tasks or analyses), saving a
+    module process and the role's tasks per step. The result is V(prepare)'s with RV(run). After a step in which
+    more than O(max_failed_pods) pods failed in all, the window halted, or a pod was recreated, it stops without
+    V(finish), the workload held, as the role's steps would; V(finish) failing on pods another writer changed is
+    reported in RV(run.finished) with RV(failed_pods). Check mode, and plans that are not an in-place change
+    (V(recreate), a rollback to finish), return V(prepare)'s result only.
 author:
   - inplace.k8s contributors (@inplace-k8s)
 extends_documentation_fragment:
@@ -56,7 +64,7 @@ options:
     description: The step to run.
     type: str
     required: true
-    choices: [prepare, gate, sync, batch, watch, finish, rollback, release, drain_label]
+    choices: [prepare, gate, sync, batch, watch, finish, rollback, release, drain_label, rollout]
   namespace:
     description: Namespace of the workload or pods.
     type: str
@@ -218,9 +226,16 @@ options:
     description: With V(watch), how long to watch the pods of O(watch) (returns at the first failure).
     type: int
     default: 0
+  progress_label:
+    description: With V(batch), how RV(progress) names the step (the role - C(step 2 of 3), C(batch 2 of 3)).
+    type: str
+  started:
+    description: With V(batch) and V(rollout), when the rollout started (seconds since the epoch) - RV(progress) shows
+      the time elapsed since.
+    type: float
   unknown_variables:
     description:
-      - With V(prepare), the role's variables the user set that the role does not know; any fails the step, naming
+      - With V(prepare) and V(rollout), the role's variables the user set that the role does not know; any fails the step, naming
         the closest of O(known_variables).
     type: list
     elements: str
@@ -233,9 +248,9 @@ attributes:
     description: Reports what would be written; writes nothing.
     support: full
   diff_mode:
-    description: With V(batch), the images and resources (or restarts) before and after, per pod.
+    description: With V(batch) and V(rollout), the images and resources (or restarts) before and after, per pod.
     support: partial
-    details: Only V(batch) returns a diff.
+    details: Only V(batch) and V(rollout) return a diff.
 '''
 
 EXAMPLES = r'''
@@ -380,6 +395,48 @@ window:
       all together). With V(prepare), the width of the window the steps will run with (0 without O(window)).
   returned: batch with window, prepare
   type: raw
+progress:
+  description:
+    - What the role shows after the step - a line with O(progress_label), its pods, how many are done, failed and not
+      started, how many run the target, the window and the time elapsed since O(started), then one line per failed pod
+      (C(failed - name - status - reason)).
+  returned: batch (also when the batch was blocked)
+  type: list
+  elements: str
+run:
+  description: What V(rollout) did after V(prepare).
+  returned: rollout, unless in check mode or the plan is not an in-place change
+  type: dict
+  contains:
+    steps:
+      description:
+        - One entry per step run - C(pods) (how many), C(progress) (as RV(progress)), C(failed_pods), C(not_started),
+          C(recreated), C(window), C(updated), C(total), as V(batch) returns them.
+      type: list
+      elements: dict
+    failed_pods:
+      description: The RV(failed_pods) of all steps.
+      type: list
+      elements: dict
+    not_started:
+      description: Pods a halted window did not start.
+      type: list
+      elements: str
+    recreated:
+      description: Pods recreated during a step instead of changed in place (the run stops after that step).
+      type: list
+      elements: str
+    timings:
+      description: Per pod, the timings of its change(s), as V(batch) returns them.
+      type: dict
+    stopped:
+      description: The steps stopped early (failed pods beyond O(max_failed_pods), a halted window, a recreated pod).
+      type: bool
+    finished:
+      description:
+        - V(finish)'s result when every step ran; with C(failed) and RV(failed_pods) when pods were changed by another
+          writer during the rollout (the workload stays held).
+      type: dict
 watched:
   description: How many pods V(watch) watched.
   returned: watch
@@ -442,7 +499,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import R
 MODULE_ARGS = {
     'state': {'type': 'str', 'required': True,
               'choices': ['prepare', 'gate', 'sync', 'batch', 'watch', 'finish', 'rollback', 'release',
-                          'drain_label']},
+                          'drain_label', 'rollout']},
     'namespace': {'type': 'str', 'required': True},
     'kind': {'type': 'str', 'choices': ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']},
     'name': {'type': 'str'},
@@ -476,6 +533,8 @@ MODULE_ARGS = {
     'min_ready_seconds': {'type': 'int', 'default': 0},
     'watch': {'type': 'dict'},
     'seconds': {'type': 'int', 'default': 0},
+    'progress_label': {'type': 'str'},
+    'started': {'type': 'float'},
     'unknown_variables': {'type': 'list', 'elements': 'str'},
     'known_variables': {'type': 'list', 'elements': 'str'},
 }

@@ -161,7 +161,9 @@ def window_floors(trace, ready_times, window):
 def fixed_seconds(trace):
     """The role's fixed cost, from its module processes: {'prepare': seconds of the processes before the
     first that wrote a pod (plan, hold, template), 'finish': after the last one (revision, release,
-    convergence), 'steps': the processes that wrote pods}; each process from its start to its exit."""
+    convergence), 'steps': the processes that wrote pods}; each process from its start to its exit. A
+    process that wrote pods and ran prepare or finish too (state rollout) adds its start to the end of its
+    prepare, and the start of its finish to its exit (the phase events of the trace)."""
     procs = processes(trace)
     writers = set(pid for pid, _t in first_writes(trace).values())
     spans = sorted((p['start'], (p['exit'] or p['last']), pid in writers) for pid, p in procs.items()
@@ -172,6 +174,13 @@ def fixed_seconds(trace):
     first, last = written[0][0], max(stop for _start, stop in written)
     prepare = sum(stop - start for start, stop, wrote in spans if not wrote and start < first)
     finish = sum(stop - start for start, stop, wrote in spans if not wrote and start >= last)
+    for entry in trace:
+        if entry.get('event') == 'phase' and entry['pid'] in writers:
+            proc = procs[entry['pid']]
+            if entry['phase'] == 'prepare':
+                prepare += entry['end'] - proc['start']
+            elif entry['phase'] == 'finish':
+                finish += (proc['exit'] or entry['end']) - entry['t']
     return {'prepare': round(prepare, 2), 'finish': round(finish, 2), 'steps': len(written),
             'total': round(prepare + finish, 2)}
 

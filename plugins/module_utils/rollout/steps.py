@@ -16,6 +16,8 @@ rollback  put the template values from before back (the pods are then updated ba
 release   restore the controller's strategy and end the rollout, leaving every pod as it is
 watch     watch the pods this rollout verified for some seconds: any that crashed, restarted or
           turned unready since is a failed pod (the canary pause and the pause between batches)
+rollout   prepare, every step and finish in one call: the role's path when nothing runs between its
+          steps (a sliding window without pauses, verification tasks or analyses)
 
 Health is watched for the whole rollout: the role passes ``watch`` (pod -> uid and the container IDs it
 had when it was counted done, from each batch's ``verified``) to every later step, and batch and watch
@@ -76,6 +78,7 @@ class Rollout:
         self.warnings = []
         self.workload = None
         self._labels = None   # _revision_labels()
+        self._synced = None   # the last sync of batch(): (result, pods)
         # The role calls one module per step: the run is its run_id and the ansible-playbook process.
         pid = record.playbook_pid()
         self.owner = record.new_owner(params.get('run_id') or ('playbook-%s' % pid if pid else None), pid=pid)
@@ -84,7 +87,7 @@ class Rollout:
         if params.get('unknown_variables'):
             raise ValidationError(unknown_variables_message(params['unknown_variables'],
                                                             params.get('known_variables') or []))
-        if not (self.images or self.resources or self.restart) and params['state'] in ('prepare', 'batch'):
+        if not (self.images or self.resources or self.restart) and params['state'] in ('prepare', 'batch', 'rollout'):
             raise ValidationError('give images, resources or restart')
         if self.images:
             validate_images(self.images, 'images (rollout_images)')
@@ -385,7 +388,8 @@ class Rollout:
         if undrained:
             self.warnings.append('put back in service pod(s) left drained by an interrupted run: %s'
                                  % ', '.join(undrained))
-        pods = self.pods()
+        if changed or undrained:
+            pods = self.pods()
         return self.result(pods, changed=bool(changed or undrained), relabelled=changed, undrained=undrained,
                            **self._progress(pods, images, resources)), pods
 
@@ -411,13 +415,15 @@ class Rollout:
         names = self.params.get('names') or []
         if not names:
             raise ValidationError('state batch needs names: the pods of the batch')
+        self._synced = None
         unhealthy = self._watch_failures()
         if unhealthy:
             # A pod counted done earlier is failing now: nothing of this batch is written.
             images, resources = self._current_target()
             out = self.result([], failed_pods=unhealthy, blocked=[], verified={}, relabelled=[], undrained=[],
-                              **self._progress(self.pods(), images, resources))
+                              not_started=[], recreated=[], timings={}, **self._progress(self.pods(), images, resources))
             out['warnings'] = _unique(out['warnings'])
+            out['progress'] = self.progress_lines(names, out)
             return out
         sliding = bool(self.params.get('window')) and not self.check_mode
         try:
@@ -429,6 +435,7 @@ class Rollout:
             if isinstance(exc, WaitTimeout):
                 images, resources = self._current_target()
                 exc.details.update(self._progress(self.pods(), images, resources))
+            exc.details['progress'] = self.progress_lines(names, exc.details)
             raise
         window = self._window() if sliding else None
         try:
@@ -442,7 +449,7 @@ class Rollout:
         not_started = sorted(set(pod['name'] for _key, pod in change_pods(changes)
                                  if pod['status'] == engine.NOT_STARTED) - failed_names)
         left = failed_names | set(not_started)
-        out, latest = self._sync(names=[name for name in names if name not in left])
+        out, latest = self._synced = self._sync(names=[name for name in names if name not in left])
         out.update(changes)
         current = {podstate.meta(p, 'name'): p for p in latest}
         verified = {name: watch_entry(current[name], self._watched_containers())
@@ -469,7 +476,91 @@ class Rollout:
         if self.diff:
             out['diff'] = [r.pop('diff') for r in changes.values() if r.get('diff')]
         out['warnings'] = _unique(out['warnings'])
+        out['progress'] = self.progress_lines(names, out)
         return out
+
+    def progress_lines(self, names, step):
+        """What the role shows after a step of ``names``: a line (its label ``progress_label``, its pods, how many
+        are done, failed and not started, the window, the time since ``started``), then one line per failed pod."""
+        failed = [item['name'] for item in step.get('failed_pods') or []]
+        failed_here = set(name for item in failed for name in item.split(','))   # a whole-batch entry names all
+        not_started = set(step.get('not_started') or [])
+        if self.check_mode:
+            counts = 'would update %d pod(s) (check mode: nothing written)' % len(names)
+        else:
+            earlier = len([name for name in failed if name not in names and ',' not in name])
+            counts = '%d done, %d failed%s; %s/%s pods run the target' % (
+                len([name for name in names if name not in failed_here and name not in not_started]),
+                len([name for name in names if name in failed_here]),
+                ', %d earlier pod(s) failed after they were counted done' % earlier if earlier else '',
+                step.get('updated', '?'), step.get('total', '?'))
+        if not_started:
+            counts += ', %d not started' % len(not_started)
+        window = step.get('window')
+        if window:
+            counts += '; window %s wide%s, pods waited %ss for their turn in all' % (
+                window['width'], ', halted: %s' % window['halted'] if window.get('halted') else '',
+                window['waited_seconds'])
+        shown = ', '.join(names) if len(names) <= 6 else '%s ... %s, %d pods' % (
+            ', '.join(names[:3]), ', '.join(names[-2:]), len(names))
+        line = '%s (%s): %s' % (self.params.get('progress_label') or 'step', shown, counts)
+        if self.params.get('started'):
+            line += '; elapsed %.1fs' % (time.time() - self.params['started'])
+        return [line] + ['failed: ' + ': '.join('%s' % item.get(key) for key in ('name', 'status', 'reason') if key in item)
+                         for item in step.get('failed_pods') or []]
+
+    # ---- the whole rollout in one call
+
+    def rollout(self):
+        """prepare, then every step as batch runs it (the pods verified by a step are watched by the next ones),
+        then finish, in one call. Returns prepare's result with ``run``: each step's report (``steps``), the
+        failed, not started and recreated pods, the pods' timings, ``stopped`` and, when the steps ran to the
+        end, ``finished`` (finish's result, or its failure with failed_pods). It stops after the step in which
+        more than max_failed_pods pods failed in all, the window halted, or a pod was recreated; then nothing
+        is finished and the role goes on as after its own steps (roll back or report). A plan that is not an
+        in-place change (recreate, or a rollback to finish) is returned without ``run``."""
+        plan = self.prepare()
+        if self.check_mode or plan['mode'] not in ('in_place', 'restart', 'unchanged'):
+            return plan
+        base, limit = dict(self.params), self.params.get('max_failed_pods') or 0
+        batches = plan['batches']
+        run = {'steps': [], 'failed_pods': [], 'not_started': [], 'recreated': [], 'timings': {}, 'stopped': False}
+        diffs = []
+        for index, names in enumerate(batches):
+            self.params = dict(base, names=names, max_failed_pods=max(limit - len(run['failed_pods']), 0),
+                               prepull_next=batches[index + 1] if index + 1 < len(batches) else [],
+                               progress_label='step %d of %d' % (index + 1, len(batches)))
+            try:
+                step = self.batch()
+            except InplaceError as exc:
+                if 'failed_pods' not in exc.details:
+                    raise
+                step = dict(exc.details, changed=False, msg=exc.msg)
+            self.watched = dict(self.watched, **(step.get('verified') or {}))
+            plan['changed'] = bool(plan['changed'] or step.get('changed'))
+            diffs.extend(step.get('diff') or [])
+            kept = ('progress', 'failed_pods', 'not_started', 'recreated', 'window', 'updated', 'total')
+            run['steps'].append(dict({key: step.get(key) for key in kept}, pods=len(names)))
+            for key in ('failed_pods', 'not_started', 'recreated'):
+                run[key].extend(step.get(key) or [])
+            run['timings'].update(step.get('timings') or {})
+            if len(run['failed_pods']) > limit or step.get('not_started') or step.get('recreated'):
+                run['stopped'] = True
+                break
+        self.params = base
+        if not run['stopped']:
+            try:
+                run['finished'] = self.finish(synced=self._synced if batches else None)
+            except InplaceError as exc:
+                if 'failed_pods' not in exc.details:
+                    raise
+                run['finished'] = dict(exc.details, failed=True, msg=exc.msg)
+            run['finished'].pop('warnings', None)
+        plan['run'] = run
+        if diffs:
+            plan['diff'] = diffs
+        plan['warnings'] = _unique(self.warnings)
+        return plan
 
     def _prepull_ahead(self):
         """{node: [images]} of the pods of ``prepull_next`` (the next batch) that still need the images."""
@@ -593,7 +684,9 @@ class Rollout:
         version stay protected, as in finish), mark the record released; no pod is changed."""
         return self.finish(final=RELEASED)
 
-    def finish(self, final=None):
+    def finish(self, final=None, synced=None):
+        """``synced``: what the last step's sync found, as _sync returns it (state rollout: the step just synced
+        every pod of the workload, so it is not done twice)."""
         w = self.workload
         if w is None:
             return self.sync()   # which deletes the pre-pull pods left too
@@ -611,10 +704,10 @@ class Rollout:
                 resources = (rec.get('before') or {}).get('resources') or {}
             return self._release(rec, images, resources, final)
         images, resources = self._current_target()
-        synced = self._sync()[0]
+        synced, pods = synced or self._sync()
         rec = w.record
         if self.restart or not rec:
-            old = [p for p in w.pods() if not pod_matches(p, images, resources)]
+            old = [p for p in pods if not pod_matches(p, images, resources)]
             # A restart changes no template and holds nothing (a record is another rollout's): wait until
             # the workload reports the restarted pods ready again.
             if self.restart and not self.check_mode:
@@ -622,7 +715,6 @@ class Rollout:
                            self.params['wait_timeout'])
             return self.result(w.pods(), changed=synced['changed'])
         final = ROLLED_BACK if rec.get('state') in (ROLLING_BACK, ROLLED_BACK) else DONE
-        pods = w.pods()
         if final == DONE and rec.get('state') == IN_PROGRESS:
             self._check_overwritten(pods, images, (rec.get('before') or {}).get('images') or {})
         return self._release(rec, images, resources, final, synced['changed'], pods)

@@ -8,7 +8,8 @@ holds this directory, active only when INPLACE_BENCH_TRACE names a file.
 When urllib3's pool manager is imported, its ``urlopen`` is wrapped so that each HTTP request the
 process makes (every Kubernetes client goes through it) appends one JSON line to the trace:
 pid, start time, method, path, whether it is a watch, HTTP status, and the process start time
-(from /proc, 10 ms resolution). A process that makes no request writes nothing but, at exit, a
+(from /proc, 10 ms resolution). The rollout steps' prepare, batch and finish each append a line with
+their start and end (event phase). A process that makes no request writes nothing but, at exit, a
 line with its exit time once it has made one.
 """
 
@@ -88,5 +89,53 @@ class PoolManagerHook(object):
         return spec
 
 
+STEPS = 'ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps'
+PHASES = ('prepare', 'batch', 'finish')
+
+
+def timed(original, recorder, phase):
+    def method(self, *args, **kwargs):
+        start = time.time()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            recorder.write(event='phase', phase=phase, t=start, end=time.time())
+    return method
+
+
+class StepsHook(PoolManagerHook):
+    """Meta path finder: times the rollout steps (Rollout.prepare, .batch, .finish) of a module process, so
+    that one process running them all (state rollout) still shows where its prepare ends and its finish starts."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != STEPS:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return spec
+        recorder = self.recorder
+
+        def patch(module):
+            for phase in PHASES:
+                setattr(module.Rollout, phase, timed(getattr(module.Rollout, phase), recorder, phase))
+        spec.loader = Loader(spec.loader, patch)   # not patched in place: a zip's loader serves all its modules
+        return spec
+
+
+class Loader(object):
+    """``inner``'s module, then ``after(module)``."""
+
+    def __init__(self, inner, after):
+        self.inner, self.after = inner, after
+
+    def create_module(self, spec):
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module):
+        self.inner.exec_module(module)
+        self.after(module)
+
+
 if TRACE:
-    sys.meta_path.insert(0, PoolManagerHook(Recorder(TRACE)))
+    _recorder = Recorder(TRACE)
+    sys.meta_path[:0] = [PoolManagerHook(_recorder), StepsHook(_recorder)]

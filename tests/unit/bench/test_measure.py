@@ -37,5 +37,17 @@ def test_fixed_seconds_are_the_processes_before_the_first_pod_write_and_after_th
     assert measure.fixed_seconds(trace) == {'prepare': 0.8, 'finish': 0.7, 'steps': 1, 'total': 1.5}
 
 
+def test_fixed_seconds_of_one_process_are_its_start_to_the_end_of_prepare_and_its_finish_to_its_exit():
+    # state rollout: prepare, the steps and finish in one process (the trace hook's phase events)
+    trace = [
+        request(1, 0.5, start=0.0), {'event': 'phase', 'pid': 1, 'proc_start': 0.0, 'phase': 'prepare', 't': 0.4, 'end': 0.6},
+        request(1, 0.7, 'PATCH', '/api/v1/namespaces/ns/pods/a', start=0.0),
+        {'event': 'phase', 'pid': 1, 'proc_start': 0.0, 'phase': 'batch', 't': 0.6, 'end': 9.0},
+        {'event': 'phase', 'pid': 1, 'proc_start': 0.0, 'phase': 'finish', 't': 9.0, 'end': 9.2},
+        {'event': 'exit', 'pid': 1, 'proc_start': 0.0, 't': 9.3},
+    ]
+    assert measure.fixed_seconds(trace) == {'prepare': 0.6, 'finish': 0.3, 'steps': 1, 'total': 0.9}
+
+
 def test_fixed_seconds_without_a_pod_write_are_unknown():
     assert measure.fixed_seconds([request(1, 0.4)])['total'] is None

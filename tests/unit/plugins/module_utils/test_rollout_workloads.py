@@ -16,6 +16,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import AdmissionDenied, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import WORKLOAD_ANNOTATION, workload_record
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import steps
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import RESTART_ANNOTATION, Rollout, recreated_pods
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import RolloutError
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, template, workload
@@ -524,3 +525,49 @@ def test_a_pod_back_with_another_uid_is_reported_recreated():
                                    {'name': 'c', 'uid': 'u3', 'uid_after': None}]},
                'resources': {'pods': [{'name': 'b', 'uid': 'u9', 'uid_after': 'u9'}]}}
     assert recreated_pods(changes) == ["b"]
+
+
+# ---- state rollout: prepare, every step and finish in one call (the role's window)
+
+@pytest.fixture
+def window_watcher(monkeypatch):
+    monkeypatch.setattr(steps, 'PodWatcher', Watcher)
+
+
+def test_rollout_runs_prepare_the_steps_and_finish_in_one_call(window_watcher):
+    kube = FakeApps([workload('StatefulSet')])
+    before = uids(kube)
+    result = step(kube, 'rollout', images={'app': NEW}, window=True, batch_size='2', canary='1', started=None)
+    run = result['run']
+    assert result['changed'] is True and result['mode'] == 'in_place' and result['batches'] == [['web-0'], ['web-1', 'web-2']]
+    assert [s['pods'] for s in run['steps']] == [1, 2] and run['stopped'] is False
+    assert run['failed_pods'] == [] and run['not_started'] == [] and run['recreated'] == []
+    assert sorted(run['timings']) == ['web-0', 'web-1', 'web-2']
+    assert run['steps'][0]['progress'] == ['step 1 of 2 (web-0): 1 done, 0 failed; 1/3 pods run the target; window 2 wide, '
+                                           'pods waited %ss for their turn in all' % run['steps'][0]['window']['waited_seconds']]
+    assert run['steps'][1]['progress'][0].startswith('step 2 of 2 (web-1, web-2): 2 done, 0 failed; 3/3 pods run the target')
+    assert run['finished']['changed'] is True and run['finished']['old'] == []
+    assert rec(kube)['state'] == 'done' and uids(kube) == before and set(images(kube).values()) == {NEW}
+    again = step(kube, 'rollout', images={'app': NEW}, window=True)
+    assert again['changed'] is False and again['mode'] == 'unchanged' and again['run']['steps'] == []
+    assert again['run']['finished']['changed'] is False
+
+
+def test_rollout_stops_after_the_step_with_too_many_failures_and_leaves_the_workload_held(window_watcher):
+    kube = FakeApps([workload('StatefulSet')])
+    result = step(kube, 'rollout', images={'app': 'reg/app:2-pullfail'}, window=True, batch_size='1', canary='1',
+                  max_failed_pods=0)
+    run = result['run']
+    assert run['stopped'] is True and len(run['steps']) == 1 and 'finished' not in run
+    assert [(p['name'], p['status']) for p in run['failed_pods']] == [('web-0', 'failed')]
+    assert run['steps'][0]['progress'][0].startswith('step 1 of 2 (web-0): 0 done, 1 failed; 0/3 pods run the target')
+    assert run['steps'][0]['progress'][1].startswith('failed: web-0: failed: ')
+    sts = kube.get('StatefulSet', 'web')
+    assert sts['spec']['updateStrategy'] == {'type': 'RollingUpdate', 'rollingUpdate': {'partition': 3}}
+    assert rec(kube)['state'] == 'in-progress' and images(kube)['web-1'] == OLD and images(kube)['web-2'] == OLD
+
+
+def test_rollout_in_check_mode_only_plans():
+    kube = FakeApps([workload('StatefulSet')])
+    result = step(kube, 'rollout', check_mode=True, images={'app': NEW}, window=True)
+    assert 'run' not in result and result['batches'] == [['web-0', 'web-1', 'web-2']] and rec(kube) is None
