@@ -243,7 +243,10 @@ class Kube:
         response = retry_transient()(self._open)('GET', path, query, timeout=(10, read))
         try:
             for line in _lines(response):
-                yield json.loads(line)
+                event = json.loads(line)
+                if isinstance(event.get('object'), dict):
+                    _slim(event['object'])
+                yield event
         except (urllib3.exceptions.HTTPError, ValueError, OSError):
             response.close()   # a stalled or broken connection is not given back to the pool
             return
@@ -283,7 +286,7 @@ class Kube:
             page = self.request('GET', path, {
                 'labelSelector': label_selector, 'fieldSelector': field_selector,
                 'limit': LIST_PAGE_SIZE, 'continue': token})
-            items.extend(page.get('items') or [])
+            items.extend(_slim(item) for item in page.get('items') or [])
             token = (page.get('metadata') or {}).get('continue')
             if not token:
                 return items, (page.get('metadata') or {}).get('resourceVersion')
@@ -312,6 +315,13 @@ class Kube:
         """Watch events ({'type', 'object'}) of the pods from resource_version until the server ends the watch."""
         return self.watch_collection(self.pod_path(namespace), resource_version, label_selector, field_selector,
                                      timeout_seconds)
+
+
+def _slim(obj):
+    """``obj`` without metadata.managedFields: nothing here reads them, and in a list or a watch of many pods
+    they are a large part of what is held (an update that leaves them out keeps them on the server)."""
+    (obj.get('metadata') or {}).pop('managedFields', None)
+    return obj
 
 
 def _lines(response):
