@@ -67,58 +67,19 @@ def traced(original, recorder):
     return urlopen
 
 
-class PoolManagerHook(object):
-    """Meta path finder: patches urllib3.poolmanager.PoolManager.urlopen right after its import."""
+class PatchHook(object):
+    """Meta path finder: ``patch(module)`` right after the module ``name`` is imported. The spec gets a loader of
+    its own; the found one is not patched in place (a zip's loader serves every module of the zip)."""
 
-    def __init__(self, recorder):
-        self.recorder = recorder
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != 'urllib3.poolmanager':
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.loader is None:
-            return spec
-        load = spec.loader.exec_module
-        recorder = self.recorder
-
-        def exec_module(module):
-            load(module)
-            module.PoolManager.urlopen = traced(module.PoolManager.urlopen, recorder)
-        spec.loader.exec_module = exec_module
-        return spec
-
-
-STEPS = 'ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps'
-PHASES = ('prepare', 'batch', 'finish')
-
-
-def timed(original, recorder, phase):
-    def method(self, *args, **kwargs):
-        start = time.time()
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            recorder.write(event='phase', phase=phase, t=start, end=time.time())
-    return method
-
-
-class StepsHook(PoolManagerHook):
-    """Meta path finder: times the rollout steps (Rollout.prepare, .batch, .finish) of a module process, so
-    that one process running them all (state rollout) still shows where its prepare ends and its finish starts."""
+    def __init__(self, name, patch):
+        self.name, self.patch = name, patch
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != STEPS:
+        if fullname != self.name:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.loader is None:
-            return spec
-        recorder = self.recorder
-
-        def patch(module):
-            for phase in PHASES:
-                setattr(module.Rollout, phase, timed(getattr(module.Rollout, phase), recorder, phase))
-        spec.loader = Loader(spec.loader, patch)   # not patched in place: a zip's loader serves all its modules
+        if spec is not None and spec.loader is not None:
+            spec.loader = Loader(spec.loader, self.patch)
         return spec
 
 
@@ -136,6 +97,36 @@ class Loader(object):
         self.after(module)
 
 
+STEPS = 'ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps'
+PHASES = ('prepare', 'batch', 'finish')
+
+
+def timed(original, recorder, phase):
+    def method(self, *args, **kwargs):
+        start = time.time()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            recorder.write(event='phase', phase=phase, t=start, end=time.time())
+    return method
+
+
+def trace_requests(recorder):
+    """Each HTTP request of urllib3's PoolManager (every Kubernetes client goes through it)."""
+    def patch(module):
+        module.PoolManager.urlopen = traced(module.PoolManager.urlopen, recorder)
+    return PatchHook('urllib3.poolmanager', patch)
+
+
+def time_steps(recorder):
+    """The rollout steps (Rollout.prepare, .batch, .finish) of a module process, so that one process running them
+    all (state rollout) still shows where its prepare ends and its finish starts."""
+    def patch(module):
+        for phase in PHASES:
+            setattr(module.Rollout, phase, timed(getattr(module.Rollout, phase), recorder, phase))
+    return PatchHook(STEPS, patch)
+
+
 if TRACE:
     _recorder = Recorder(TRACE)
-    sys.meta_path[:0] = [PoolManagerHook(_recorder), StepsHook(_recorder)]
+    sys.meta_path[:0] = [trace_requests(_recorder), time_steps(_recorder)]
