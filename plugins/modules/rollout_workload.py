@@ -403,6 +403,12 @@ progress:
   returned: batch (also when the batch was blocked)
   type: list
   elements: str
+halt:
+  description:
+    - The rollout stops after this step - more pods failed than O(max_failed_pods), a halted window left pods not
+      started, or a pod was recreated instead of changed in place.
+  returned: batch (also when the batch was blocked)
+  type: bool
 run:
   description: What V(rollout) did after V(prepare).
   returned: rollout, unless in check mode or the plan is not an in-place change

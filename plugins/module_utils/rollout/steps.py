@@ -423,7 +423,7 @@ class Rollout:
             out = self.result([], failed_pods=unhealthy, blocked=[], verified={}, relabelled=[], undrained=[],
                               not_started=[], recreated=[], timings={}, **self._progress(self.pods(), images, resources))
             out['warnings'] = _unique(out['warnings'])
-            out['progress'] = self.progress_lines(names, out)
+            out.update(progress=self.progress_lines(names, out), halt=self._halts(out))
             return out
         sliding = bool(self.params.get('window')) and not self.check_mode
         try:
@@ -435,7 +435,7 @@ class Rollout:
             if isinstance(exc, WaitTimeout):
                 images, resources = self._current_target()
                 exc.details.update(self._progress(self.pods(), images, resources))
-            exc.details['progress'] = self.progress_lines(names, exc.details)
+            exc.details.update(progress=self.progress_lines(names, exc.details), halt=self._halts(exc.details))
             raise
         window = self._window() if sliding else None
         try:
@@ -476,8 +476,14 @@ class Rollout:
         if self.diff:
             out['diff'] = [r.pop('diff') for r in changes.values() if r.get('diff')]
         out['warnings'] = _unique(out['warnings'])
-        out['progress'] = self.progress_lines(names, out)
+        out.update(progress=self.progress_lines(names, out), halt=self._halts(out))
         return out
+
+    def _halts(self, step):
+        """Does the rollout stop after this step: more failed pods than max_failed_pods (what is left of the
+        rollout's budget), a halted window (pods not started), or a pod recreated instead of changed in place."""
+        return bool(len(step.get('failed_pods') or []) > (self.params.get('max_failed_pods') or 0)
+                    or step.get('not_started') or step.get('recreated'))
 
     def progress_lines(self, names, step):
         """What the role shows after a step of ``names``: a line (its label ``progress_label``, its pods, how many
@@ -544,7 +550,7 @@ class Rollout:
             for key in ('failed_pods', 'not_started', 'recreated'):
                 run[key].extend(step.get(key) or [])
             run['timings'].update(step.get('timings') or {})
-            if len(run['failed_pods']) > limit or step.get('not_started') or step.get('recreated'):
+            if step['halt']:
                 run['stopped'] = True
                 break
         self.params = base

@@ -115,7 +115,7 @@ def test_batch_updates_the_pods_of_the_batch_and_reports_progress():
     assert result['images']['summary']['updated'] == 2 and not result['images'].get('failed')
     assert [p['name'] for p in result['images']['pods']] == BATCH
     assert 'resources' not in result and 'restart' not in result and 'diff' not in result['images']
-    assert (result['updated'], result['total']) == (2, 3)
+    assert (result['updated'], result['total']) == (2, 3) and result['halt'] is False
     assert [kube.image(name) for name in ('web-0', 'web-1', 'web-2')] == [NEW, NEW, 'registry.example/app:1.0']
 
 
@@ -139,6 +139,7 @@ def test_failed_pods_are_reported_not_raised_and_resources_are_skipped():
     assert sorted(result['failed_pods'][0]) == ['name', 'reason', 'status']
     assert 'resources' not in result
     assert result['updated'] == 0
+    assert result['halt'] is True   # max_failed_pods 0
 
 
 def test_on_failure_rollback_puts_the_image_back():
