@@ -137,7 +137,10 @@ def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=
     warn = warn or (lambda message: None)
     drainer = check_options(task)
     target = task.target
-    pods, version, missing = targets.select_pods(kube, target)
+    # The rollout window watches its workload's pods already: the engine shares that watch (and its cache)
+    # instead of listing and watching them a second time. Its owner starts and stops it.
+    shared = target.window.watcher if target.window is not None and not check_mode else None
+    pods, version, missing = targets.select_pods(kube, target, shared)
     if missing:
         warn('pod(s) not found in namespace %s: %s' % (target.namespace, ', '.join(missing)))
     if not pods:
@@ -152,15 +155,15 @@ def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=
     watch = not check_mode and bool(options.wait or drainer)
     access.require(kube, target.namespace, access.needed(operation, check_mode, watch, drainer) + (
         list(prepull.PERMISSIONS) if options.prepull and not check_mode else []))
-    watcher = None
-    if watch:
+    watcher = shared if watch else None
+    if watch and shared is None:
         labels, fields = target.selectors()
         watcher = PodWatcher(kube, target.namespace, labels, fields).start(pods, version)
     runner = engine.Engine(kube, operation, options, watcher)
     try:
         result = runner.run(pods)
     finally:
-        if watcher is not None:
+        if watcher is not None and watcher is not shared:
             watcher.stop()
     for warning in runner.warnings:
         warn(warning)

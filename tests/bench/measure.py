@@ -99,17 +99,20 @@ def trace_summary(trace, pods):
     return {'requests': dict(sorted(counts.items())), 'total': sum(counts.values()),
             'pod_writes_per_pod': round(pod_writes / float(pods), 2),
             'pod_gets_per_pod': round(pod_gets / float(pods), 2),
-            'watches_opened': watches, 'processes': len(processes(trace))}
+            'watches_opened': watches, 'processes': len(processes(trace)),
+            # the peak resident set of the largest process that made requests (a module; the tree's is rss_mib)
+            'module_peak_mib': max([p['peak_mib'] for p in processes(trace).values() if p['peak_mib']] or [None])}
 
 
 def processes(trace):
-    """{pid: {'start', 'first', 'last', 'exit'}} of the processes that made requests."""
+    """{pid: {'start', 'first', 'last', 'exit', 'peak_mib'}} of the processes that made requests."""
     result = {}
     for entry in trace:
         proc = result.setdefault(entry['pid'], {'start': entry['proc_start'], 'first': None, 'last': None,
-                                                'exit': None})
+                                                'exit': None, 'peak_mib': None})
         if entry.get('event') == 'exit':
             proc['exit'] = entry['t']
+            proc['peak_mib'] = entry.get('peak_mib')
         else:
             proc['first'] = entry['t'] if proc['first'] is None else min(proc['first'], entry['t'])
             proc['last'] = entry['t'] if proc['last'] is None else max(proc['last'], entry['t'])

@@ -581,7 +581,7 @@ COLUMNS = [('N', 'pods'), ('scenario', 'scenario'), ('wall s', 'wall'), ('wall r
            ('pod writes/pod', ('client', 'pod_writes_per_pod')), ('pod GETs/pod', ('client', 'pod_gets_per_pod')),
            ('watches', ('client', 'watches_opened')), ('cluster req', 'cluster_total'),
            ('cluster writes', 'cluster_writes'), ('CPU s', 'cpu'), ('ms/pod', 'cpu_ms_per_pod'),
-           ('RSS MiB', 'rss_mib'), ('recreated', 'recreated'), ('IPs changed', 'ips_changed'),
+           ('RSS MiB', 'rss_mib'), ('module RSS MiB', ('client', 'module_peak_mib')), ('recreated', 'recreated'), ('IPs changed', 'ips_changed'),
            ('Scheduled', 'scheduled')]
 
 

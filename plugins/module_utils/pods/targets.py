@@ -23,13 +23,18 @@ def require_namespace(kube, namespace, **details):
         return
 
 
-def select_pods(kube, target):
-    """(pods sorted by name, list resourceVersion, names asked for but not found) of an options.Target."""
-    labels, fields = target.selectors()
-    pods, version = kube.list_pods(target.namespace, labels, fields)
+def select_pods(kube, target, watcher=None):
+    """(pods sorted by name, list resourceVersion, names asked for but not found) of an options.Target.
+    ``watcher``: a started waiter.Watcher whose pods include the target's (the rollout window's watch of
+    its workload); its cache answers instead of a list (version None: the watch goes on from its own)."""
     names = target.pod_names()
-    if names:
-        pods = [p for p in pods if p['metadata']['name'] in names]
+    if watcher is not None and names:
+        pods, version = [pod for pod in (watcher.get(name) for name in names) if pod is not None], None
+    else:
+        labels, fields = target.selectors()
+        pods, version = kube.list_pods(target.namespace, labels, fields)
+        if names:
+            pods = [p for p in pods if p['metadata']['name'] in names]
     found = set(p['metadata']['name'] for p in pods)
     missing = [n for n in names if n not in found]
     return sorted(pods, key=lambda p: p['metadata']['name']), version, missing

@@ -10,7 +10,7 @@ process makes (every Kubernetes client goes through it) appends one JSON line to
 pid, start time, method, path, whether it is a watch, HTTP status, and the process start time
 (from /proc, 10 ms resolution). The rollout steps' prepare, batch and finish each append a line with
 their start and end (event phase). A process that makes no request writes nothing but, at exit, a
-line with its exit time once it has made one.
+line with its exit time and its peak resident set (VmHWM) once it has made one.
 """
 
 import atexit
@@ -32,6 +32,18 @@ def process_start():
     return time.time() - (up - int(fields[19]) / os.sysconf('SC_CLK_TCK'))
 
 
+def peak_mib():
+    """This process's peak resident set (VmHWM) in MiB, or None."""
+    try:
+        with open('/proc/self/status') as status:
+            for line in status:
+                if line.startswith('VmHWM:'):
+                    return round(int(line.split()[1]) / 1024.0, 1)
+    except (IOError, OSError, ValueError):
+        pass
+    return None
+
+
 class Recorder(object):
     """Appends JSON lines to the trace file (one write per line, O_APPEND: safe across processes)."""
 
@@ -49,7 +61,7 @@ class Recorder(object):
         os.write(self.fd, (json.dumps(fields, sort_keys=True) + '\n').encode('utf-8'))
 
     def exit(self):
-        self.write(event='exit', t=time.time())
+        self.write(event='exit', t=time.time(), peak_mib=peak_mib())
 
 
 def traced(original, recorder):

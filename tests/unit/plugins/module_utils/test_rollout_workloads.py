@@ -553,6 +553,30 @@ def test_rollout_runs_prepare_the_steps_and_finish_in_one_call(window_watcher):
     assert again['run']['finished']['changed'] is False
 
 
+def test_the_engine_shares_the_window_watch_and_lists_no_pods_of_its_own(monkeypatch):
+    """One watch (and cache) of the workload's pods per window step: the engine takes its pods from it."""
+    started = []
+
+    class Counted(Watcher):
+        def __init__(self, kube, namespace, label_selector=None, field_selector=None):
+            super(Counted, self).__init__(kube, namespace, label_selector, field_selector)
+            started.append(label_selector)
+
+    monkeypatch.setattr(steps, 'PodWatcher', Counted)
+    monkeypatch.setattr(runner, 'PodWatcher', Counted)
+    kube = FakeApps([workload('StatefulSet')])
+    lists = []
+    listing = kube.list_pods
+    monkeypatch.setattr(kube, 'list_pods', lambda *args: lists.append(args) or listing(*args))
+    step(kube, 'prepare', images={'app': NEW})
+    before = len(lists)
+    result = step(kube, 'batch', images={'app': NEW}, names=['web-0', 'web-1'], window=True, batch_size='2')
+    assert result['failed_pods'] == [] and images(kube)['web-0'] == NEW and images(kube)['web-1'] == NEW
+    assert started == ['app=web']   # the window's watch, by the workload's selector; none for the engine
+    # the step's own lists (its pods, the sync) by the workload's selector; no list of the namespace for the engine
+    assert lists[before:] and all(args[1:2] == ('app=web',) for args in lists[before:]), lists[before:]
+
+
 def test_rollout_stops_after_the_step_with_too_many_failures_and_leaves_the_workload_held(window_watcher):
     kube = FakeApps([workload('StatefulSet')])
     result = step(kube, 'rollout', images={'app': 'reg/app:2-pullfail'}, window=True, batch_size='1', canary='1',
