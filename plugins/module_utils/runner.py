@@ -23,21 +23,28 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations import engi
 from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Connection, ImageChange, ResizeChange, RestartChange, Task,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, targets
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, guardian, targets
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
 
 
 def execute(module, work):
     """The body of every module's main(), right after AnsibleModule(): mask the credentials of a
     kubeconfig dict (args.protect_secrets), require the kubernetes client, call ``work()`` and exit with
-    its result (its ``warnings`` become module warnings) or fail with an InplaceError's message."""
+    its result (its ``warnings`` become module warnings) or fail with an InplaceError's message. A module
+    that drains pods (readiness_gate or drain_label, not in check mode) first forks its guardian
+    (pods.guardian: it puts drained pods back if this process is killed mid-change)."""
     protect_secrets(module)
     if not HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
+    params = module.params
+    if not module.check_mode and (params.get('readiness_gate') or params.get('drain_label')):
+        guardian.start(lambda: client(params, pool_size=4))
     try:
         result = work()
     except InplaceError as exc:
         module.fail_json(msg=exc.msg, **exc.details)
+    finally:
+        guardian.stop()
     for warning in result.pop('warnings', None) or []:
         module.warn(warning)
     module.exit_json(**result)

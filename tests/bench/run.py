@@ -6,7 +6,8 @@
 
 For each pod count N and each scenario: a fresh namespace with a workload of N pods, one rollout
 from OLD_IMAGE to NEW_IMAGE, then the measurements, then the namespace is deleted. In-place
-scenarios run ansible-playbook as a child process (wall time, CPU and peak RSS from wait4) with
+scenarios run ansible-playbook as a child process (wall time, CPU and peak RSS from wait4, started by
+launcher.py so that the peak is the child's own) with
 the request trace hook on its PYTHONPATH; native scenarios patch the workload's template and
 watch the controller. Prints a table and the targets, writes a JSON summary.
 
@@ -33,6 +34,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batchin
 
 import charts
 import kcore
+import launcher
 import measure
 import workloads
 
@@ -116,8 +118,9 @@ ROLE_TASK = {
 
 
 class Bench(object):
-    def __init__(self, args):
+    def __init__(self, args, launcher):
         self.args = args
+        self.launcher = launcher
         self.cluster = workloads.Cluster(args.kubeconfig)
         self.run_id = uuid.uuid4().hex[:6]
 
@@ -141,14 +144,9 @@ class Bench(object):
         return env
 
     def spawn(self, command, env, log):
-        """Run a child to its end; (exit code, wall seconds, CPU seconds, peak RSS MiB) from wait4."""
-        with open(log, 'w') as out:
-            start = time.time()
-            proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
-            _pid, status, usage = os.wait4(proc.pid, 0)
-            wall = time.time() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        return proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
+        """Run a child to its end through the launcher (a small process: the peak RSS is the child's own, see
+        launcher.py); (exit code, wall seconds, CPU seconds, peak RSS MiB) from wait4."""
+        return self.launcher.run(command, env, log)
 
     def playbook(self, task, extra, name):
         path = os.path.join(self.args.work, name)
@@ -739,8 +737,15 @@ def merged(path, results):
 
 
 def main(argv=None):
-    args = parse(argv)
-    bench = Bench(args)
+    started = launcher.Launcher()   # first, while this process is small (launcher.py)
+    try:
+        return run(parse(argv), started)
+    finally:
+        started.close()
+
+
+def run(args, started):
+    bench = Bench(args, started)
     capacity_error = bench.capacity_error(max(args.sizes + args.traffic_sizes), bool(args.traffic) or any(
         s[1] == 'native' and s[2] == 'Deployment' for s in args.wanted))
     if capacity_error:

@@ -23,7 +23,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
     AdmissionDenied, ApiError, InplaceError, PodFailure, ValidationError, WaitTimeout,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import prepull
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, plan as planning, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, guardian, plan as planning, podstate, record
 
 # Pod statuses in the result. RESUMED: a run stopped before it set the readiness gate True again
 # (gate False with drain.DRAIN_REASON); this one waited for the containers and set it True.
@@ -408,6 +408,9 @@ class Engine:
         plan = run.plan
         gate = self._gate_of(plan.pod) if plan.action == planning.UPDATE or resume else None
         rec = None
+        guard = guardian.current() if gate else None
+        if guard is not None:   # told before the drain: if this process is killed, the guardian puts it back
+            guard.drained(plan.pod, gate, self.options.gate_on_failure)
         try:
             if gate and resume:
                 self._claim(run)
@@ -441,6 +444,8 @@ class Engine:
         finally:
             if gate and run.gate:
                 self._undrain(run, gate)
+            if guard is not None:
+                guard.settled(plan.pod)
         return run
 
     def _resumable(self, pod):

@@ -12,7 +12,7 @@ import pytest
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, plan as planning, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, guardian, plan as planning, podstate, record
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load, spec_of, status_of
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 
@@ -227,6 +227,25 @@ def test_gate_left_false_when_pod_unhealthy_after_failure():
     assert pod['readiness_gate']['status'] == 'False' and pod['readiness_gate']['restored'] is False
     assert any('left drained' in w for w in runner.warnings)
     assert drain.gate_status(cluster.pods['web-0'], GATE) == 'False'
+
+
+@pytest.mark.parametrize('image, gate_after', [(NEW, 'True'), ('registry.example/app:2.0-pullfail', 'False')])
+def test_the_guardian_hears_of_each_drain_before_it_is_written_and_when_it_is_settled(monkeypatch, image, gate_after):
+    """The guardian (pods.guardian) is told before the gate is set False, and told it is settled after the gate is
+    True again or left False on purpose (a failure): it then has nothing to put back."""
+    cluster = FakeCluster(pods(1))
+    heard = []
+
+    class Recorder(object):
+        def drained(self, pod, drainer, policy):
+            heard.append(('drained', pod['metadata']['name'], drainer.name, policy,
+                          drain.gate_status(cluster.pods['web-0'], GATE)))
+
+        def settled(self, pod):
+            heard.append(('settled', pod['metadata']['name'], drain.gate_status(cluster.pods['web-0'], GATE)))
+    monkeypatch.setattr(guardian, '_current', Recorder())
+    run(cluster, {'app': image}, readiness_gate=GATE)
+    assert heard == [('drained', 'web-0', GATE, 'restore_if_healthy', 'True'), ('settled', 'web-0', gate_after)]
 
 
 def test_gate_restored_after_successful_rollback():

@@ -1,0 +1,177 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""The guardian: drained pods put back when the run that drained them is killed."""
+
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, NotFoundError
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, guardian
+
+GATE = 'inplace.k8s/ready'
+
+
+def pod(name, gate='False', ready=True, waiting=None, uid=None, label=None):
+    state = {'waiting': {'reason': waiting}} if waiting else {'running': {}}
+    return {'metadata': {'name': name, 'namespace': 'shop', 'uid': uid or 'uid-' + name,
+                         'labels': {'serving': label} if label else {}},
+            'spec': {'readinessGates': [{'conditionType': GATE}], 'containers': [{'name': 'app', 'image': 'a:2'}]},
+            'status': {'phase': 'Running',
+                       'conditions': [{'type': GATE, 'status': gate, 'reason': drain.DRAIN_REASON if gate == 'False'
+                                       else drain.READY_REASON}],
+                       'containerStatuses': [{'name': 'app', 'ready': ready and not waiting, 'state': state,
+                                              'restartCount': 0}]}}
+
+
+class Kube:
+    """get_pod and pods/status patches over a dict of pods; ``later``: name -> pods returned by the next reads."""
+
+    def __init__(self, *pods, **later):
+        self.pods = {p['metadata']['name']: p for p in pods}
+        self.later = later
+        self.patches = []
+
+    def get_pod(self, namespace, name):
+        if self.later.get(name):
+            self.pods[name] = self.later[name].pop(0)
+        if name not in self.pods:
+            raise NotFoundError('pods "%s" not found' % name, status=404)
+        found = self.pods[name]
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    def patch_pod(self, namespace, name, body, content_type=None, subresource=None, dry_run=False):
+        self.patches.append((name, subresource, body['status']['conditions'][0]['status']))
+        return self.pods[name]
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def entry(name, policy='restore_if_healthy', mode='readiness_gate', name_of_drain=GATE, uid=None):
+    return {'namespace': 'shop', 'name': name, 'uid': uid or 'uid-' + name, 'mode': mode, 'drain': name_of_drain,
+            'policy': policy}
+
+
+def talk(lines, kube):
+    """serve() over a real pipe that receives ``lines`` and is then closed; what it restored."""
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, ''.join(line + '\n' for line in lines).encode('utf-8'))
+    os.close(write_fd)
+    clock = Clock()
+    return guardian.serve(read_fd, lambda: kube, clock, clock.sleep)
+
+
+def test_an_orderly_end_touches_nothing():
+    kube = Kube(pod('a'))
+    assert talk([json.dumps(entry('a')), guardian.DONE], kube) == [] and kube.patches == []
+
+
+def test_a_killed_run_gets_its_drained_pods_back_but_not_those_it_settled():
+    kube = Kube(pod('a'), pod('b'))
+    lines = [json.dumps(entry('a')), json.dumps(entry('b')), json.dumps({'settled': 'shop/b'})]
+    assert talk(lines, kube) == ['shop/a']
+    assert kube.patches == [('a', 'status', 'True')]
+
+
+def test_a_pod_killed_mid_restart_is_put_back_once_healthy_and_a_crashing_one_stays_drained():
+    kube = Kube(pod('a', ready=False), pod('b', waiting='CrashLoopBackOff'),
+                a=[pod('a', ready=False), pod('a', ready=False), pod('a')])
+    assert talk([json.dumps(entry('a')), json.dumps(entry('b'))], kube) == ['shop/a']
+    assert kube.patches == [('a', 'status', 'True')]
+
+
+def test_policies_restore_and_keep_false():
+    kube = Kube(pod('a', waiting='CrashLoopBackOff'), pod('b'))
+    assert talk([json.dumps(entry('a', policy='restore')), json.dumps(entry('b', policy='keep_false'))],
+                kube) == ['shop/a']
+
+
+def test_pods_gone_replaced_or_put_back_by_others_are_left_alone_and_the_wait_is_bounded():
+    kube = Kube(pod('b', uid='other'), pod('c', gate='True'), pod('d', ready=False))
+    clock = Clock()
+    restored = guardian.restore(kube, [entry('a'), entry('b'), entry('c'), entry('d')], clock, clock.sleep, seconds=5)
+    assert restored == [] and kube.patches == [] and 4 < clock.now < 7
+
+
+def test_an_api_error_is_tried_again_until_the_deadline():
+    kube = Kube(a=[ApiError('boom', status=500), pod('a')])
+    clock = Clock()
+    assert guardian.restore(kube, [entry('a')], clock, clock.sleep) == ['shop/a']
+
+
+def test_the_label_drain_is_put_back_too():
+    drained = pod('a', gate='True', label=drain.DRAINED_VALUE)
+    kube = Kube(drained)
+    calls = []
+    kube.patch_pod = lambda namespace, name, body, content_type=None, subresource=None, dry_run=False: calls.append(
+        (name, body)) or drained
+    clock = Clock()
+    assert guardian.restore(kube, [entry('a', mode='label', name_of_drain='serving=yes')], clock, clock.sleep) == ['shop/a']
+    assert calls == [('a', {'metadata': {'labels': {'serving': 'yes'}}})]
+
+
+class FileKube(Kube):
+    """Records its patches in a file: the guardian runs in another process."""
+
+    def __init__(self, path, *pods):
+        super(FileKube, self).__init__(*pods)
+        self.path = path
+
+    def patch_pod(self, namespace, name, body, content_type=None, subresource=None, dry_run=False):
+        with open(self.path, 'a') as out:
+            out.write('%s %s\n' % (name, body['status']['conditions'][0]['status']))
+        return self.pods[name]
+
+
+@pytest.mark.parametrize('killed', [True, False])
+def test_the_forked_guardian_outlives_a_sigkill_of_the_process_group_of_its_module(tmp_path, killed):
+    """A module process (forked here, in a group of its own as ansible-runner's job) starts the guardian,
+    drains a pod and is killed with its whole process group; the guardian, in its own session, puts the pod
+    back. An orderly end (done) leaves the pod as it is."""
+    out = str(tmp_path / 'patches')
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.setpgid(0, 0)
+            guard = guardian.start(lambda: FileKube(out, pod('a')))
+            guard.drained(pod('a'), drain.drainer(GATE), 'restore_if_healthy')
+            if killed:
+                os.killpg(os.getpgid(0), signal.SIGKILL)
+            guardian.stop()
+        except BaseException:   # pylint: disable=broad-except
+            code = 1
+        os._exit(code)
+    _pid, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) if killed else os.WEXITSTATUS(status) == 0
+    deadline = time.time() + 10
+    while killed and not os.path.exists(out) and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
+    with open(out) if os.path.exists(out) else open(os.devnull) as found:
+        assert found.read() == ('a True\n' if killed else '')
+
+
+def test_without_a_guardian_the_module_side_is_a_no_op():
+    assert guardian.current() is None
+    guardian.stop()
+    lost = guardian.Guardian(None)
+    lost.drained(pod('a'), drain.drainer(GATE))
+    lost.settled(pod('a'))
+    lost.done()
