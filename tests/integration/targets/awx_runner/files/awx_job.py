@@ -9,7 +9,8 @@ K8S_AUTH_SSL_CA_CERT, K8S_AUTH_VERIFY_SSL; no kubeconfig), env files suppressed 
   0. the extra variables are the ones AWX makes of examples/awx/job-template.yml and its survey (answers
      typed as AWX types them);
   1. a run canceled through cancel_callback (ansible-runner then SIGKILLs the playbook's process group,
-     as on an AWX cancel) after the first batch's progress event: pods left drained are reported;
+     as on an AWX cancel) after the first batch's progress event, while a pod of the next batch is drained:
+     within seconds no pod is left drained (the module's guardian, pods/guardian.py, puts it back);
   2. the re-run finishes: every pod runs the new image with its UID, no gate False, no state in progress;
   3. its job events carry one progress event per batch, its playbook_on_stats event carries
      rollout_result as artifact data (AWX's job artifacts);
@@ -76,8 +77,9 @@ def private_data_dir(repo, workdir, namespace, gate, image, envvars):
     return pdd
 
 
-def run_job(pdd, ident, cancel_after_progress):
-    """One job; returns (runner, events). With cancel_after_progress, cancels after that progress event."""
+def run_job(pdd, ident, cancel_when=None):
+    """One job; returns (runner, events). ``cancel_when(progress events so far)``: cancel the job when it is true
+    (ansible-runner asks every pexpect_timeout)."""
     events, progress = [], []
 
     def on_event(event):
@@ -88,7 +90,7 @@ def run_job(pdd, ident, cancel_after_progress):
         return True
 
     def cancel():
-        return bool(cancel_after_progress) and len(progress) >= cancel_after_progress
+        return cancel_when is not None and bool(cancel_when(progress))
 
     runner = ansible_runner.run(
         private_data_dir=pdd, ident=ident, playbook='playbooks/rollout.yml', quiet=True,
@@ -166,22 +168,42 @@ def main(argv):
         if not ok:
             failures.append(what)
 
+    # Canceled while a pod of the second batch is drained (gate False): the moment a kill can leave one drained.
+    at_cancel = {}
+
+    def mid_drain(progress):
+        if not progress:
+            return False
+        at_cancel.update(pod_view(core, namespace, gate))
+        return any(p['gate'] == 'False' for p in at_cancel.values())
+
     t0 = time.time()
-    first, first_events = run_job(pdd, 'canceled', cancel_after_progress=1)
+    first, first_events = run_job(pdd, 'canceled', cancel_when=mid_drain)
     canceled_after = time.time() - t0
-    left = pod_view(core, namespace, gate)
-    drained = sorted(n for n, p in left.items() if p['gate'] == 'False')
+    drained_at_cancel = sorted(n for n, p in at_cancel.items() if p['gate'] == 'False')
+    # The module's guardian (pods.guardian) outlives the SIGKILL of the job's process group and puts the pod back.
+    deadline = time.time() + 45
+    while True:
+        left = pod_view(core, namespace, gate)
+        drained = sorted(n for n, p in left.items() if p['gate'] == 'False')
+        if not drained or time.time() > deadline:
+            break
+        time.sleep(0.5)
+    back_after = time.time() - t0 - canceled_after
     in_progress = unfinished(left)
     print('canceled run: status %s after %.1fs, progress events %s' % (first.status, canceled_after, progress_lines(first_events)))
-    print('left by the cancel: drained (gate False) %s %s, records in progress %s; on the new image %s'
-          % (drained, [left[n]['gate_reason'] for n in drained], in_progress,
-             sorted(n for n, p in left.items() if p['image'] == image)))
+    print('drained when canceled %s; %.1fs later: drained (gate False) %s %s, records in progress %s; on the new '
+          'image %s' % (drained_at_cancel, back_after, drained, [left[n]['gate_reason'] for n in drained], in_progress,
+                        sorted(n for n, p in left.items() if p['image'] == image)))
     check(first.status == 'canceled', 'the first run was canceled mid-rollout (status %s)' % first.status)
     check(len(progress_lines(first_events)) >= 1 and len([p for p in left.values() if p['image'] == image]) < len(left),
           'the cancel came after a batch and before the last one')
+    check(bool(drained_at_cancel), 'the cancel came while a pod was drained: %s' % drained_at_cancel)
+    check(not drained, 'no pod left drained after the cancel (the guardian put back %s in %.1fs): %s' % (
+        drained_at_cancel, back_after, drained))
 
     t0 = time.time()
-    second, second_events = run_job(pdd, 'rerun', cancel_after_progress=0)
+    second, second_events = run_job(pdd, 'rerun')
     rerun_seconds = time.time() - t0
     after = pod_view(core, namespace, gate)
     lines = progress_lines(second_events)
