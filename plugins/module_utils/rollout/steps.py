@@ -107,15 +107,18 @@ class Rollout:
     def target(self):
         return {'images': self.images, 'resources': self.resources}
 
-    def pods(self):
+    def pods(self, items=None):
+        """The pods of the rollout (the workload's, or those of label_selectors), not terminating: of ``items``
+        (listed by the same selector), or of a list made here."""
         if self.workload is not None:
             if self.workload.obj is None:
                 self.workload.read()
-            return self.workload.pods()
+            return self.workload.pods(items)
         selectors = self.params.get('label_selectors') or []
         if not selectors:
             raise ValidationError('give kind and name of a workload, or label_selectors')
-        items, _version = self.kube.list_pods(self.params['namespace'], ','.join(selectors))
+        if items is None:
+            items, _version = self.kube.list_pods(self.params['namespace'], ','.join(selectors))
         pods = [p for p in items if not podstate.is_terminating(p)]
         owned = sorted(podstate.meta(p, 'name') for p in pods if podstate.meta(p, 'ownerReferences'))
         if owned and self.images or owned and self.resources:
@@ -580,11 +583,13 @@ class Rollout:
     def _window(self):
         """The sliding window of this step (rollout.window): as wide as batch_size (capped by max_unavailable),
         over a watch of the workload's pods."""
-        pods = self.pods()
-        total = len(pods)
-        selector = selector_string(self.workload.spec.get('selector')) if self.workload is not None else \
+        selector = self.workload.selector() if self.workload is not None else \
             ','.join(self.params.get('label_selectors') or [])
-        watcher = PodWatcher(self.kube, self.params['namespace'], selector or None).start()
+        # One list: the watch starts from it, and the workload's pods are taken from it.
+        items, version = self.kube.list_pods(self.params['namespace'], selector or None)
+        pods = self.pods(items)
+        total = len(pods)
+        watcher = PodWatcher(self.kube, self.params['namespace'], selector or None).start(items, version)
         return Window(
             watcher, batching.batch_size(total, self.params.get('batch_size') or 1, self.params.get('max_unavailable')),
             max_unavailable=batching.resolve_count(self.params.get('max_unavailable'), total, 'max_unavailable',

@@ -142,18 +142,24 @@ class Workload:
     def record(self):
         return record.workload_record(self.obj)
 
-    def pods(self):
-        """Pods the workload controls (selector + controller owner), not terminating."""
+    def pods(self, items=None):
+        """Pods the workload controls (selector + controller owner), not terminating: of ``items`` (pods listed
+        by the workload's selector), or of a list made here."""
         uid = podstate.meta(self.obj, 'uid')
         owners = set([uid])
         if self.kind == 'Deployment':
             owners.update(podstate.meta(rs, 'uid') for rs in self.replicasets())
-        items, _version = self.kube.list_pods(self.namespace, selector_string(self.spec.get('selector')))
+        if items is None:
+            items, _version = self.kube.list_pods(self.namespace, self.selector())
         return [p for p in items if any(owned_by(p, o) for o in owners) and not podstate.is_terminating(p)]
+
+    def selector(self):
+        """The workload's pod selector as the API takes it (labelSelector)."""
+        return selector_string(self.spec.get('selector'))
 
     def replicasets(self):
         answer = self.kube.request('GET', self.path('replicasets'),
-                                   {'labelSelector': selector_string(self.spec.get('selector'))})
+                                   {'labelSelector': self.selector()})
         return [rs for rs in answer.get('items') or [] if owned_by(rs, podstate.meta(self.obj, 'uid'))]
 
     def wait_for(self, what, predicate, timeout):
@@ -279,7 +285,7 @@ class Workload:
             deadline = self.clock() + timeout
             for delay in poll_delays():
                 answer = self.kube.request('GET', self.path('controllerrevisions'),
-                                           {'labelSelector': selector_string(self.spec.get('selector'))})
+                                           {'labelSelector': self.selector()})
                 owned = [r for r in answer.get('items') or [] if owned_by(r, podstate.meta(self.obj, 'uid'))]
                 name, hashed = revision_from_history(owned, self.template)
                 if hashed:
