@@ -51,6 +51,7 @@ class Window:
         self.halted = None        # why no pod starts any more
         self.waited = 0.0         # seconds pods spent waiting for their turn, all together
         self._checked = 0.0
+        self._judged = {}         # pod counted done -> the resourceVersion its health was last judged on
         self._cond = threading.Condition()
 
     # ---- the engine's side
@@ -85,6 +86,7 @@ class Window:
         failed (counts against max_failed)."""
         with self._cond:
             self.flight.discard(name)
+            self._judged.pop(name, None)   # judged afresh against what it is counted done with now
             if ok and pod is not None:
                 self.watched[name] = watch_entry(pod, self.containers)
                 # This watch may lag behind the one the engine waited with: never judge the pod by an older version.
@@ -131,14 +133,27 @@ class Window:
         return reasons
 
     def _check_health(self):
-        """Halt when a pod counted done failed since (at most every HEALTH_SECONDS)."""
+        """Halt when a pod counted done failed since (at most every HEALTH_SECONDS). Only the pods the watch
+        delivered a new version of since the last check are judged again (a crash, a restart or a readiness
+        change is a new version): the check costs a lookup per pod, not a judgement of every pod counted done."""
         now = self.clock()
         if not self.watched or now - self._checked < HEALTH_SECONDS:
             return
         self._checked = now
+        changed, pods = {}, []
         # A pod in flight again (its resize after its image) is the engine's to judge until it is released.
-        found = watch_failures(self._pods(), {k: v for k, v in self.watched.items() if k not in self.flight},
-                               self.overwritten)
+        for name, entry in self.watched.items():
+            if name in self.flight:
+                continue
+            pod = self.watcher.get(name)
+            version = podstate.meta(pod, 'resourceVersion') if pod is not None else None
+            if pod is not None and self._judged.get(name) == version:
+                continue
+            self._judged[name] = version
+            changed[name] = entry
+            if pod is not None:
+                pods.append(pod)
+        found = watch_failures(pods, changed, self.overwritten)
         for item in found:
             self.failed.append(item)
             self.watched.pop(item['name'], None)

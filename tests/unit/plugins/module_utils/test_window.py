@@ -32,6 +32,9 @@ class Pods:
     def items(self):
         return list(self.pods.values())
 
+    def get(self, name):
+        return self.pods.get(name)
+
     def observe(self, obj):
         self.observed.append(obj['metadata']['name'])
         self.pods[obj['metadata']['name']] = obj
@@ -113,6 +116,31 @@ def test_a_pod_counted_done_that_crashes_halts_the_window():
     with pytest.raises(NotStarted, match='a: container app restarted after it was counted done'):
         window.acquire('b')
     assert [item['name'] for item in window.failed] == ['a']
+
+
+def test_health_is_judged_again_only_on_a_new_version_of_a_pod(monkeypatch):
+    """Each check looks up the pods counted done and judges only those the watch delivered anew."""
+    from ansible_collections.inplace.k8s.plugins.module_utils.rollout import window as windows
+    judged = []
+    original = windows.watch_failures
+    monkeypatch.setattr(windows, 'watch_failures', lambda pods, watched, overwritten=None: judged.append(
+        sorted(watched)) or original(pods, watched, overwritten))
+    now = [0.0]
+    pods = Pods(pod('a'), pod('b'), pod('c'))
+    window = Window(pods, width=3, timeout=0, containers=['app'], max_failed=0, clock=lambda: now[0],
+                    watched={'a': watch_entry(pod('a'), ['app']), 'b': watch_entry(pod('b'), ['app'])})
+    now[0] = 1.0
+    window.acquire('c')
+    now[0] = 2.0
+    window.release('c', True, pod('c'))
+    window._check_health()
+    assert judged == [['a', 'b'], ['c']]          # c: released since; a and b: no new version
+    crashed = pod('b', ready=False, container_id='c-2', version='2')
+    crashed['status']['containerStatuses'][0].update(restartCount=1)
+    pods.pods['b'] = crashed
+    now[0] = 3.0
+    window._check_health()
+    assert judged[-1] == ['b'] and window.halted and 'b: container app restarted' in window.halted
 
 
 def test_pods_watched_from_earlier_steps_count_too():
