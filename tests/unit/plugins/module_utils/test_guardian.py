@@ -13,6 +13,7 @@ import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, NotFoundError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, guardian
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock
 
 GATE = 'inplace.k8s/ready'
 
@@ -50,17 +51,6 @@ class Kube:
     def patch_pod(self, namespace, name, body, content_type=None, subresource=None, dry_run=False):
         self.patches.append((name, subresource, body['status']['conditions'][0]['status']))
         return self.pods[name]
-
-
-class Clock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
 
 
 def entry(name, policy='restore_if_healthy', mode='readiness_gate', name_of_drain=GATE, uid=None):
