@@ -57,6 +57,11 @@ options:
         containers are running and ready (for example after a successful rollback); otherwise it stays
         drained and the result says so.
       - V(restore) always puts it back; V(keep_false) always leaves it drained.
+      - The same applies when the task itself is killed mid-change (for example an AWX job canceled, whose
+        process group gets SIGKILL). A module that drains starts a guardian process in a session of its own,
+        which then puts back the pods it drained (with V(restore_if_healthy) once their containers are running
+        and ready, waiting at most 60 seconds) and exits. The pods' records stay in progress; running the task
+        again resumes them.
     type: str
     default: restore_if_healthy
     choices: [restore_if_healthy, restore, keep_false]

@@ -147,6 +147,8 @@ options:
     description:
       - Readiness gate condition type used for draining (V(sync) restores leftovers; V(batch) drains each pod of the
         batch through it before changing it).
+      - If the module is killed mid-change (an AWX job canceled), a guardian process it started in a session of its
+        own puts back the pods it drained once their containers are running and ready (at most 60 seconds later).
     type: str
   drain_label:
     description:

@@ -181,3 +181,44 @@ def test_engine_options_come_from_the_task_only():
     assert (options.prepull, options.prepull_run, options.prepull_ahead) == (True, 'run-1', {'node-2': ['x:1']})
     plain = runner.engine_options(Task(Target('shop', name='a'), RestartChange()), check_mode=False)
     assert (plain.prepull, plain.prepull_run, plain.prepull_ahead, plain.drain_label) == (False, None, None, None)
+
+
+class Exited(Exception):
+    pass
+
+
+class ExitingModule(Module):
+    """exit_json / fail_json as AnsibleModule's: they end the module (here: raise Exited with the result)."""
+
+    no_log_values = set()
+
+    def exit_json(self, **result):
+        raise Exited(dict(result, failed=False))
+
+    def fail_json(self, **result):
+        raise Exited(dict(result, failed=True))
+
+
+@pytest.mark.parametrize('params, check_mode, forks', [
+    ({'readiness_gate': 'inplace.k8s/ready'}, False, True),
+    ({'drain_label': 'serving=yes'}, False, True),
+    ({'readiness_gate': 'inplace.k8s/ready'}, True, False),   # check mode drains nothing
+    ({}, False, False),                                       # nothing to drain
+])
+@pytest.mark.parametrize('fails', [False, True])
+def test_execute_starts_the_guardian_of_a_draining_module_and_always_ends_it(
+        monkeypatch, params, check_mode, forks, fails):
+    events = []
+    monkeypatch.setattr(runner.guardian, 'start', lambda connect: events.append('start'))
+    monkeypatch.setattr(runner.guardian, 'stop', lambda: events.append('stop'))
+
+    def work():
+        events.append('work')
+        if fails:
+            raise ValidationError('bad input')
+        return {'changed': False}
+    with pytest.raises(Exited) as exited:
+        runner.execute(ExitingModule(check_mode=check_mode, **params), work)
+    assert exited.value.args[0]['failed'] is fails
+    # Started before the work (before any thread or connection), told the orderly end after it, failure or not.
+    assert events == (['start'] if forks else []) + ['work', 'stop']
