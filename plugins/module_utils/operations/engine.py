@@ -410,7 +410,7 @@ class Engine:
         rec = None
         guard = guardian.current() if gate else None
         if guard is not None:   # told before the drain: if this process is killed, the guardian puts it back
-            guard.drained(plan.pod, gate, self.options.gate_on_failure)
+            guard.drained(plan.pod, gate, self.options.gate_on_failure, self.owner.get('run'))
         try:
             if gate and resume:
                 self._claim(run)

@@ -16,8 +16,9 @@ the guardian puts back every pod still drained with this run's drain: at once un
 ``readiness_gate_on_failure`` ``restore``, else (``restore_if_healthy``) as soon as its containers run and
 are ready again, waiting for a pod in the middle of its restart at most ``RESTORE_SECONDS``; a pod whose
 container crashes, or that is still not healthy then, stays drained (as after a failure), and so does every
-pod under ``keep_false``. It changes nothing else: the pod's record still says the killed run's change is
-in progress, and the next run resumes it (the rollout's sync puts back what is left). Then the guardian
+pod under ``keep_false``; a pod that another run holds by then (a re-run that drained it again) is left to
+that run. It changes nothing else: the pod's record still says the killed run's change is in progress, and
+the next run resumes it (the rollout's sync puts back what is left). Then the guardian
 exits; nothing of it outlives the restore. A kill of every process at once (a container torn down with
 SIGKILL) stops the guardian too: the next run's sync is then the only way back.
 """
@@ -27,7 +28,7 @@ import os
 import time
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, NotFoundError
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, record
 
 RESTORE_SECONDS = 60   # how long a pod killed mid-restart may take to be healthy again before it is put back
 POLL_SECONDS = 1
@@ -54,10 +55,11 @@ class Guardian:
         except OSError:
             self._fd = None   # the guardian is gone: the run goes on without it
 
-    def drained(self, pod, drainer, policy='restore_if_healthy'):
+    def drained(self, pod, drainer, policy='restore_if_healthy', run=None):
+        """``run``: the id of the run that drains (record owner); a pod another run holds later is left to it."""
         self._send(json.dumps({'namespace': podstate.meta(pod, 'namespace'), 'name': podstate.meta(pod, 'name'),
                                'uid': podstate.meta(pod, 'uid'), 'mode': drainer.mode, 'drain': drainer.name,
-                               'policy': policy}, sort_keys=True))
+                               'policy': policy, 'run': run}, sort_keys=True))
 
     def settled(self, pod):
         self._send(json.dumps({'settled': '%s/%s' % (podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name'))}))
@@ -165,8 +167,9 @@ def restore(kube, entries, clock=time.monotonic, sleep=time.sleep, seconds=RESTO
                 continue   # tried again until the deadline
             drainer = drain.drainer(entry['drain'] if entry['mode'] == 'readiness_gate' else None,
                                     entry['drain'] if entry['mode'] != 'readiness_gate' else None)
-            if podstate.meta(pod, 'uid') != entry['uid'] or not drainer.left_drained(pod):
-                pending.pop(key)   # replaced, or put back by someone else
+            if podstate.meta(pod, 'uid') != entry['uid'] or not drainer.left_drained(pod) or \
+                    taken_over(pod, entry.get('run')):
+                pending.pop(key)   # replaced, put back by someone else, or drained again by a run started since
                 continue
             if entry.get('policy') != 'restore' and broken(pod):
                 pending.pop(key)   # it fails: left drained, as after a failure
@@ -182,6 +185,13 @@ def restore(kube, entries, clock=time.monotonic, sleep=time.sleep, seconds=RESTO
             break
         sleep(POLL_SECONDS)
     return restored
+
+
+def taken_over(pod, run):
+    """Another live run than ``run`` holds one of the pod's records (a re-run started after the kill drains it
+    now): record.holder from the side of the killed run, whose own records hold nothing against it."""
+    killed = record.new_owner(run_id=run or 'unknown')
+    return any(record.holder(rec, killed) is not None for rec in record.records(pod).values())
 
 
 def broken(pod):

@@ -237,15 +237,15 @@ def test_the_guardian_hears_of_each_drain_before_it_is_written_and_when_it_is_se
     heard = []
 
     class Recorder(object):
-        def drained(self, pod, drainer, policy):
-            heard.append(('drained', pod['metadata']['name'], drainer.name, policy,
+        def drained(self, pod, drainer, policy, run):
+            heard.append(('drained', pod['metadata']['name'], drainer.name, policy, bool(run),
                           drain.gate_status(cluster.pods['web-0'], GATE)))
 
         def settled(self, pod):
             heard.append(('settled', pod['metadata']['name'], drain.gate_status(cluster.pods['web-0'], GATE)))
     monkeypatch.setattr(guardian, '_current', Recorder())
     run(cluster, {'app': image}, readiness_gate=GATE)
-    assert heard == [('drained', 'web-0', GATE, 'restore_if_healthy', 'True'), ('settled', 'web-0', gate_after)]
+    assert heard == [('drained', 'web-0', GATE, 'restore_if_healthy', True, 'True'), ('settled', 'web-0', gate_after)]
 
 
 def test_gate_restored_after_successful_rollback():

@@ -7,12 +7,13 @@
 import json
 import os
 import signal
+import socket
 import time
 
 import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, NotFoundError
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, guardian
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, guardian, record
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock
 
 GATE = 'inplace.k8s/ready'
@@ -97,6 +98,22 @@ def test_pods_gone_replaced_or_put_back_by_others_are_left_alone_and_the_wait_is
     clock = Clock()
     restored = guardian.restore(kube, [entry('a'), entry('b'), entry('c'), entry('d')], clock, clock.sleep, seconds=5)
     assert restored == [] and kube.patches == [] and 4 < clock.now < 7
+
+
+def test_a_pod_another_live_run_drained_again_since_is_left_to_it():
+    """A re-run started after the kill drains the pod again (its record, owned by a live process on this host): the
+    guardian leaves it. The killed run's own record holds nothing against it."""
+    def held_by(run, pid):
+        held = pod('a')
+        held['metadata']['annotations'] = {record.ANNOTATION: record.dump({'image': {
+            'state': 'in-progress', 'owner': {'run': run, 'host': socket.gethostname(), 'pid': pid},
+            'expires': record.timestamp(time.time() + 600)}})}
+        return held
+    kube = Kube(held_by('rerun', os.getpid()))
+    clock = Clock()
+    assert guardian.restore(kube, [dict(entry('a'), run='killed')], clock, clock.sleep) == [] and kube.patches == []
+    kube = Kube(held_by('killed', os.getpid()))
+    assert guardian.restore(kube, [dict(entry('a'), run='killed')], clock, clock.sleep) == ['shop/a']
 
 
 def test_an_api_error_is_tried_again_until_the_deadline():
