@@ -4,10 +4,11 @@
 
 """Pure analysis for the benchmarks: the API server's request counters (delta of
 ``apiserver_request_total``), the request trace of the Ansible side (hook/sitecustomize.py),
-the kubelet floor of each batch, and for the traffic scenario the traffic client's report and each
-pod's unavailable time from a pod watch."""
+the kubelet floor of each batch or window, and each pod's unavailable time from a pod watch (which
+also gives the floor its pods' times), and for the traffic scenario the traffic client's report."""
 
 import collections
+import heapq
 import json
 import math
 import re
@@ -140,8 +141,9 @@ def first_writes(trace):
 
 def batch_floors(trace, ready_times):
     """Per batch (the pods one module process wrote), in order: the slowest pod's time from its first
-    write to its final readiness as the kubelet reports it (1 s resolution). With a drain this spans
-    the kubelet's three reactions: NotReady after the gate, the new container, Ready after the gate."""
+    write to its final readiness (``ready_times``: {pod name: epoch seconds}, see ready_after()). With a
+    drain this spans the kubelet's three reactions: NotReady after the gate, the new container, Ready
+    after the gate."""
     batches = collections.OrderedDict()
     for name, (pid, written) in sorted(first_writes(trace).items(), key=lambda item: item[1][1]):
         if name in ready_times:
@@ -150,15 +152,34 @@ def batch_floors(trace, ready_times):
 
 
 def window_floors(trace, ready_times, window):
-    """The floor of a sliding window of ``window`` pods in flight, as ceil(N / window) waves: the pods'
-    kubelet times (first write to ready) divided among the waves, i.e. their sum over the window, the
-    time the kubelets need with the window always full."""
-    times = [max(0.0, ready_times[name] - written) for name, (_pid, written) in first_writes(trace).items()
+    """The floor of a sliding window of ``window`` pods in flight: the wall time of a rollout that adds
+    nothing of its own to the pods' times. Each pod, in the order of its first write, takes the first
+    place in the window that frees and holds it for its own time (first write to ready, as in
+    batch_floors); the floor is when the last place frees. Returned as ceil(N / window) equal waves, the
+    window's steps. With pods of unequal times this is above the pods' total time over the window (the
+    lower bound a window reaches only with the window always full, which the last pods of a rollout
+    never keep)."""
+    times = [max(0.0, ready_times[name] - written)
+             for name, (_pid, written) in sorted(first_writes(trace).items(), key=lambda item: item[1][1])
              if name in ready_times]
     if not times:
         return []
+    places = [0.0] * min(window, len(times))
+    for seconds in times:
+        heapq.heappush(places, heapq.heappop(places) + seconds)
     waves = -(-len(times) // window)
-    return [round(sum(times) / window / waves, 2)] * waves
+    return [round(max(places) / waves, 2)] * waves
+
+
+def ready_after(events, old_image):
+    """{pod name: epoch seconds} at which a pod watch (``events``, see unavailable_in_place) first saw
+    each pod of an in-place change Ready again with the new image running: its readiness as the API
+    server holds it, which is when anything else in the cluster (a controller, a rollout) can know it,
+    with the watch's resolution (milliseconds). The kubelet's own clock (the conditions'
+    lastTransitionTime) has a resolution of 1 s and does not count the kubelet's report to the API
+    server (its status writes, held to its client's rate)."""
+    spans, _missing = in_place_spans(events, old_image)
+    return dict((name, back) for name, _left, back in spans.values())
 
 
 def fixed_seconds(trace):
@@ -228,12 +249,12 @@ def traffic_summary(report):
             'by_image': report.get('by_image') or {}}
 
 
-def unavailable_in_place(events, old_image):
+def in_place_spans(events, old_image):
     """Per pod of an in-place change, from a pod watch (``events``: (seen, pod_state) in any order; see
-    workloads.PodWatch): the seconds from the first moment the pod was seen leaving service (its readiness
-    gate set False, i.e. its drain started; Ready not True; a new image in its spec; going away) to the
-    first moment after that it was seen Ready again with the new image running. Returns (seconds of the
-    pods that came back, names of the pods that left service and did not come back)."""
+    workloads.PodWatch): the first moment the pod was seen leaving service (its readiness gate set False,
+    i.e. its drain started; Ready not True; a new image in its spec; going away) and the first moment
+    after that it was seen Ready again with the new image running. Returns ({uid: (pod name, left, back)}
+    of the pods that came back, names of the pods that left service and did not come back)."""
     start, end, names = {}, {}, {}
     for seen, pod in sorted(events, key=lambda event: event[0]):
         uid = pod['uid']
@@ -244,7 +265,15 @@ def unavailable_in_place(events, old_image):
         elif uid not in end and pod['ready'] == 'True' and not pod['deleted'] and pod['image'] != old_image \
                 and pod['running'] == pod['image']:
             end[uid] = seen
-    return ([end[uid] - start[uid] for uid in end], sorted(names[uid] for uid in start if uid not in end))
+    return (dict((uid, (names[uid], start[uid], end[uid])) for uid in end),
+            sorted(names[uid] for uid in start if uid not in end))
+
+
+def unavailable_in_place(events, old_image):
+    """Per pod of an in-place change: the seconds out of service (in_place_spans). Returns (seconds of
+    the pods that came back, names of the pods that left service and did not come back)."""
+    spans, missing = in_place_spans(events, old_image)
+    return [back - left for _name, left, back in spans.values()], missing
 
 
 def unavailable_native(events, old_uids):

@@ -265,3 +265,8 @@ def drainer(readiness_gate=None, drain_label=None):
     if drain_label:
         return LabelDrain(drain_label)
     return GateDrain(readiness_gate) if readiness_gate else None
+
+
+def drainer_for(mode, name):
+    """The drainer a record names by its ``mode`` and ``name`` (Drainer.mode and Drainer.name)."""
+    return {GateDrain.mode: GateDrain, LabelDrain.mode: LabelDrain}[mode](name)

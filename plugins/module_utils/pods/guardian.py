@@ -165,8 +165,7 @@ def restore(kube, entries, clock=time.monotonic, sleep=time.sleep, seconds=RESTO
                 continue
             except ApiError:
                 continue   # tried again until the deadline
-            drainer = drain.drainer(entry['drain'] if entry['mode'] == 'readiness_gate' else None,
-                                    entry['drain'] if entry['mode'] != 'readiness_gate' else None)
+            drainer = drain.drainer_for(entry['mode'], entry['drain'])
             if podstate.meta(pod, 'uid') != entry['uid'] or not drainer.left_drained(pod) or \
                     taken_over(pod, entry.get('run')):
                 pending.pop(key)   # replaced, put back by someone else, or drained again by a run started since

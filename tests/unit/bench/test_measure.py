@@ -51,3 +51,44 @@ def test_fixed_seconds_of_one_process_are_its_start_to_the_end_of_prepare_and_it
 
 def test_fixed_seconds_without_a_pod_write_are_unknown():
     assert measure.fixed_seconds([request(1, 0.4)])['total'] is None
+
+
+def write(pid, t, name):
+    return request(pid, t, 'PATCH', '/api/v1/namespaces/ns/pods/%s' % name)
+
+
+def test_window_floor_is_the_rollout_that_adds_nothing_to_the_pods_own_times():
+    # a window of 2 over 3 pods of 2, 4 and 1 s: c takes a's place at 2 s and frees it at 3 s, b frees
+    # its place at 4 s: 4 s, not the pods' 7 s over the window (3.5 s), a window never full to its end
+    trace = [write(1, 10.0, 'a'), write(1, 10.1, 'b'), write(1, 12.0, 'c')]
+    ready = {'a': 12.0, 'b': 14.1, 'c': 13.0}
+    assert measure.window_floors(trace, ready, 2) == [2.0, 2.0]
+    # equal times fill the window to the end: the floor is their sum over the window
+    ready = {'a': 12.0, 'b': 12.1, 'c': 14.0}
+    assert measure.window_floors(trace, ready, 1) == [6.0 / 3] * 3
+    assert measure.window_floors(trace, {}, 2) == []
+
+
+def test_batch_floor_is_each_batch_slowest_pod():
+    trace = [write(1, 10.0, 'a'), write(1, 10.1, 'b'), write(2, 13.0, 'c')]
+    assert measure.batch_floors(trace, {'a': 12.0, 'b': 12.6, 'c': 14.5}) == [2.5, 1.5]
+
+
+def state(uid, ready='True', image='old', running='old', gate=None):
+    return {'uid': uid, 'name': 'pod-' + uid, 'ready': ready, 'gate': gate, 'image': image, 'running': running,
+            'deleted': False}
+
+
+def test_ready_after_is_when_the_watch_first_saw_the_pod_ready_on_the_new_image():
+    events = [
+        (1.0, state('a')), (1.0, state('b')),
+        (2.0, state('a', image='new')), (2.5, state('a', ready='False', image='new')),
+        (4.25, state('a', image='new')),                        # Ready, but the old container still reported
+        (4.5, state('a', image='new', running='new')),          # back
+        (4.9, state('a', image='new', running='new')),          # a later version changes nothing
+        (3.0, state('b', ready='False', image='new')),          # out of order: sorted by the time seen
+        (2.2, state('b', image='new')),
+    ]
+    assert measure.ready_after(events, 'old') == {'pod-a': 4.5}
+    seconds, missing = measure.unavailable_in_place(events, 'old')
+    assert seconds == [2.5] and missing == ['pod-b']
