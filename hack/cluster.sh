@@ -56,8 +56,8 @@ case "$cmd" in
   status) [ -x "$bin" ] || { echo "cluster: not built (make cluster-up)"; exit 0; }; "$bin" status --dir "$CLUSTERDIR" "$@" ;;
   restart) "$bin" restart --dir "$CLUSTERDIR" "$@" ;;
   test)
-    # The test bed's own Go unit tests (the app's tags, the kubelet's client rate), then its suite.
-    (cd "$root/tests/cluster" && go test -count=1 . ./app)
+    # The test bed's own Go unit tests (the app's image tags), then its suite.
+    (cd "$root/tests/cluster" && go test -count=1 ./app)
     py=${VENV:-$CACHE/venv}/bin/python
     "$py" -m pytest -p no:cacheprovider -v "$root/tests/cluster/suite" "$@" ;;
   *) echo "usage: hack/cluster.sh build|up|down|status|restart COMPONENT|test" >&2; exit 2 ;;

@@ -171,6 +171,16 @@ def window_floors(trace, ready_times, window):
     return [round(max(places) / waves, 2)] * waves
 
 
+def refill_seconds(trace, ready_times, window):
+    """How long a sliding window of ``window`` pods left a place empty: the k-th pod written after the
+    first ``window`` took the place the (k - window)-th pod to be ready freed (the ready times in order,
+    ``ready_times`` as in window_floors); its seconds from that moment to its first write. A rollout that
+    adds nothing of its own would write it at that moment (0 s)."""
+    writes = sorted(written for _pid, written in first_writes(trace).values())
+    freed = sorted(ready_times.values())
+    return [max(0.0, written - free) for written, free in zip(writes[window:], freed)]
+
+
 def ready_after(events, old_image):
     """{pod name: epoch seconds} at which a pod watch (``events``, see unavailable_in_place) first saw
     each pod of an in-place change Ready again with the new image running: its readiness as the API

@@ -260,9 +260,12 @@ class Bench(object):
         trace and the pods' times as the pod watch (``events``) saw them (measure.ready_after)."""
         (size, window), clock = result.pop('floor_of'), result.pop('kubelet_clock')
         floors = measure.window_floors if window else lambda entries, ready, _size: measure.batch_floors(entries, ready)
-        found = floors(trace, measure.ready_after(events, old_image), size)
-        result.update(batches=len(found), floors=found,
+        ready = measure.ready_after(events, old_image)
+        found = floors(trace, ready, size)
+        result.update(batches=len(found), floors=found, window=window,
                       floor_kubelet_clock=round(sum(floors(trace, clock, size)), 2))
+        if window:
+            result['refill'] = measure.spread(measure.refill_seconds(trace, ready, size))
         result.update(measure.overhead(result['wall'], found, measure.outside_modules(trace, result['wall'])))
 
     # ---- the traffic scenario
@@ -509,8 +512,9 @@ def window_targets(results):
                 worst['scenario'], worst['fixed']['total'], worst['fixed']['prepare'], worst['fixed']['finish']))
     for pods in sizes:
         over = []
-        # A pull's time lies outside the kubelet floor (before the first write): those rows are left out.
-        for r in (r for r in results if r['pods'] == pods and r['method'] == 'role' and 'error' not in r
+        # A pull's time lies outside the kubelet floor (before the first write): those rows are left out; so
+        # are the role's batches and rows measured before the floor came from the pod watch (no 'window').
+        for r in (r for r in results if r['pods'] == pods and r['method'] == 'role' and 'error' not in r and r.get('window')
                   and r.get('floor') and r.get('fixed', {}).get('total') is not None and 'pull' not in r['scenario']):
             steps = max(1, r['fixed']['steps'])
             per_step = (r['wall'] - r['floor'] - r['fixed']['total']) / steps
@@ -593,7 +597,7 @@ def growth(results):
 COLUMNS = [('N', 'pods'), ('scenario', 'scenario'), ('wall s', 'wall'), ('wall range', 'wall_range'),
            ('floor s', 'floor'), ('floor, kubelet clock s', 'floor_kubelet_clock'), ('over s/batch', 'per_batch'), ('Ansible s', 'outside_modules'),
            ('modules over s/batch', 'modules_per_batch'), ('batches', 'batches'), ('prepare+finish s', ('fixed', 'total')),
-           ('role over s/step', 'over_per_step'),
+           ('role over s/step', 'over_per_step'), ('refill median/p95 s', 'refill_pair'),
            ('unavailable median/p95 s', 'unavailable_pair'), ('our req', ('client', 'total')),
            ('pod writes/pod', ('client', 'pod_writes_per_pod')), ('pod GETs/pod', ('client', 'pod_gets_per_pod')),
            ('watches', ('client', 'watches_opened')), ('cluster req', 'cluster_total'),
@@ -605,8 +609,8 @@ COLUMNS = [('N', 'pods'), ('scenario', 'scenario'), ('wall s', 'wall'), ('wall r
 def _cell(result, key):
     if key == 'wall_range':
         return '%s-%s' % (result['wall_min'], result['wall_max']) if result.get('repeats', 1) > 1 else '-'
-    if key == 'unavailable_pair':
-        spread = result.get('unavailable') or {}
+    if key in ('unavailable_pair', 'refill_pair'):
+        spread = result.get(key[:-len('_pair')]) or {}
         return '%s/%s' % (spread['median'], spread['p95']) if spread.get('median') is not None else '-'
     if key == 'cluster_total':
         return str(sum(result['cluster_requests'].values())) if 'cluster_requests' in result else '-'

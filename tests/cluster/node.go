@@ -119,7 +119,7 @@ func runNode(args []string) int {
 	}
 	restCfg.UserAgent = "kubelet/" + *name
 	restCfg.ContentType = "application/vnd.kubernetes.protobuf"
-	restCfg.QPS, restCfg.Burst = kubeletAPIRate(*maxPods)
+	restCfg.QPS, restCfg.Burst = 50, 100
 	client := clientset.NewForConfigOrDie(restCfg)
 	hb := *restCfg
 	hb.Timeout = 10 * time.Second
@@ -261,22 +261,9 @@ func kubeletConfig(name, rootDir, endpoint, nodeIP, clientCA string, port, maxPo
 	c.LocalStorageCapacityIsolation = true
 	c.PodLogsDir = filepath.Join(rootDir, "pod-logs")
 	c.FailSwapOn = false
-	qps, burst := kubeletAPIRate(maxPods)
-	c.KubeAPIQPS, c.KubeAPIBurst = int32(qps), int32(burst)
+	c.KubeAPIQPS = 50
+	c.KubeAPIBurst = 100
 	return f, c, nil
-}
-
-// kubeletAPIRate is the kubelet's client rate (requests/s, burst): the kubelet's defaults (50, 100) for the
-// default 110 pod slots, and the same budget per pod slot above that. The kubelet's status manager sends a
-// GET and a PATCH for every status change of a pod, so a node given 430 slots (the benchmark at N=1000 on
-// 3 nodes) would otherwise report its pods' readiness with a queue of many seconds behind a budget sized
-// for a quarter of its pods.
-func kubeletAPIRate(maxPods int) (float32, int) {
-	qps := 50
-	if maxPods > 110 {
-		qps = (50*maxPods + 109) / 110
-	}
-	return float32(qps), 2 * qps
 }
 
 func parseBytes(s string) (uint64, error) {

@@ -92,3 +92,11 @@ def test_ready_after_is_when_the_watch_first_saw_the_pod_ready_on_the_new_image(
     assert measure.ready_after(events, 'old') == {'pod-a': 4.5}
     seconds, missing = measure.unavailable_in_place(events, 'old')
     assert seconds == [2.5] and missing == ['pod-b']
+
+
+def test_refill_is_the_time_a_freed_place_in_the_window_stayed_empty():
+    # a window of 2: c takes the first place freed (a's, at 12.0) at 12.3, d the next (b's, 12.5) at 12.5
+    trace = [write(1, 10.0, 'a'), write(1, 10.1, 'b'), write(1, 12.3, 'c'), write(1, 12.5, 'd')]
+    ready = {'a': 12.0, 'b': 12.5, 'c': 14.0, 'd': 14.6}
+    assert [round(s, 2) for s in measure.refill_seconds(trace, ready, 2)] == [0.3, 0.0]
+    assert measure.refill_seconds(trace, ready, 4) == []
