@@ -185,13 +185,13 @@ class Bench(object):
                 # same watch gives the kubelet floor its pods' times.
                 pod_watch = workloads.PodWatch(self.args.kubeconfig, namespace, TIMEOUT + 60)
                 try:
-                    trace = self.rollout(result, namespace, sorted(v['name'] for v in before.values()), image=image,
-                                         extra=variant.get('vars'))
+                    rolled = self.rollout(result, namespace, sorted(v['name'] for v in before.values()), image=image,
+                                          extra=variant.get('vars'))
                 finally:
                     events = pod_watch.stop()
                 seconds, missing = measure.unavailable_in_place(events, workloads.OLD_IMAGE)
                 result['unavailable'] = measure.spread(seconds)
-                self.floors(result, trace, events, workloads.OLD_IMAGE)
+                self.floors(result, rolled, events, workloads.OLD_IMAGE)
                 if missing:
                     result['error'] = 'the pod watch saw pods leave service and not come back: %s' % ', '.join(
                         missing[:5])
@@ -214,7 +214,8 @@ class Bench(object):
 
     def rollout(self, result, namespace, names, image=workloads.NEW_IMAGE, drain_seconds=0, run='', extra=None):
         """An in-place rollout through ansible-playbook; fills wall, CPU, RSS and trace figures and returns
-        the request trace, from which floors() (after the pod watch) computes the floor figures.
+        what floors() (after the pod watch) needs for the floor figures: (request trace, pods in a window or
+        batch, whether it rolled through a window, the kubelet's clock of each pod's readiness).
         ``extra``: more variables for the playbook (VARIANTS)."""
         trace = os.path.join(self.args.work, namespace + run + '.trace.jsonl')
         size = batching.batch_size(len(names), result['batch'])
@@ -242,23 +243,23 @@ class Bench(object):
             return
         # The role rolls through a window unless told not to (or run under traffic, in batches of as many).
         window = result['method'] == 'window' or (result['method'] == 'role' and extra.get('bench_window', True))
-        result['floor_of'] = (size, window)
         if result['method'] == 'role':
             result['fixed'] = measure.fixed_seconds(entries)
         result.update(wall=round(wall, 2), cpu=round(cpu, 2), cpu_ms_per_pod=round(1000 * cpu / result['pods'], 1),
                       rss_mib=round(rss, 1), module_startup=measure.startup_seconds(entries),
                       client=measure.trace_summary(entries, result['pods']))
-        # The kubelet's own clock (1 s resolution), for the floor as measured before the pod watch's.
-        result['kubelet_clock'] = self.cluster.ready_times(namespace)
         if code != 0:
             result['error'] = 'ansible-playbook exited %d (log: %s.log)' % (
                 code, os.path.join(self.args.work, namespace + run))
-        return entries
+        # The kubelet's own clock (1 s resolution), for the floor as measured before the pod watch's.
+        return entries, size, window, self.cluster.ready_times(namespace)
 
-    def floors(self, result, trace, events, old_image):
-        """The kubelet floor of a rollout's batches or window and the wall time above it, from its request
-        trace and the pods' times as the pod watch (``events``) saw them (measure.ready_after)."""
-        (size, window), clock = result.pop('floor_of'), result.pop('kubelet_clock')
+    @staticmethod
+    def floors(result, rolled, events, old_image):
+        """The kubelet floor of a rollout's batches or window and the wall time above it, from what
+        rollout() returned (``rolled``) and the pods' times as the pod watch (``events``) saw them
+        (measure.ready_after)."""
+        trace, size, window, clock = rolled
         floors = measure.window_floors if window else lambda entries, ready, _size: measure.batch_floors(entries, ready)
         ready = measure.ready_after(events, old_image)
         found = floors(trace, ready, size)
@@ -318,8 +319,8 @@ class Bench(object):
                     result['wall'] = round(self.cluster.native_rollout(
                         namespace, 'Deployment', result['pods'], TIMEOUT, image=result['image'], drop_gates=True), 2)
                 else:
-                    trace = self.rollout(result, namespace, sorted(v['name'] for v in before.values()), image=result['image'],
-                                         drain_seconds=DRAIN_SECONDS if result['drain'] else 0, run=run)
+                    rolled = self.rollout(result, namespace, sorted(v['name'] for v in before.values()), image=result['image'],
+                                          drain_seconds=DRAIN_SECONDS if result['drain'] else 0, run=run)
                 time.sleep(max(TRAFFIC_SETTLE, TRAFFIC_DELAY))   # the last endpoint changes reach the client
             finally:
                 events = pod_watch.stop()
@@ -330,7 +331,7 @@ class Bench(object):
             seconds, missing = measure.unavailable_native(events, set(before))
         else:
             seconds, missing = measure.unavailable_in_place(events, old_image)
-            self.floors(result, trace, events, old_image)
+            self.floors(result, rolled, events, old_image)
         result['unavailable'] = measure.spread(seconds)
         result['cluster_requests'] = measure.delta(metrics, measure.request_totals(self.cluster.metrics()))
         result['cluster_writes'] = measure.writes(result['cluster_requests'])
