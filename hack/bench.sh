@@ -8,6 +8,8 @@
 #   TRAFFIC_PODS  pod counts of the traffic scenario (default: 100 if PODS has it, else the smallest of
 #                 PODS; 0: none). It needs the test bed's binary ($CACHE/bin/cluster, its traffic client).
 #   MERGE=1       keep the rows of OUT that this run does not measure again
+#   PROFILE=dir   every measured Python process (ansible-playbook, our modules) runs under cProfile and writes
+#                 dir/<pid>.prof (read with python -m pstats); slower: its wall and CPU figures are not comparable
 # Starts the local cluster if it is not up, with enough pod slots for the largest N (NODE_MAX_PODS), and
 # then stops it at the end; a running cluster with too few slots is refused with the command that fixes
 # it. Exits non-zero only when the benchmark itself breaks (a scenario could not be measured), never
@@ -53,6 +55,7 @@ galaxy=$("$root/hack/collections.sh")   # kubernetes.core, for its scenario
 mkdir -p "$collections/ansible_collections/inplace" "$root/bench"
 ln -sfn "$root" "$collections/ansible_collections/inplace/k8s"
 
+if [ -n "${PROFILE:-}" ]; then mkdir -p "$PROFILE"; export INPLACE_BENCH_PROFILE=$(cd "$PROFILE" && pwd); fi
 PYTHONPATH=$collections:$root/tests/bench "$venv/bin/python" "$root/tests/bench/run.py" \
   --pods "$pods" --kubeconfig "$kubeconfig" --hook "$root/tests/bench/hook" --collections "$collections:$galaxy" \
   --out "${OUT:-$root/bench/results.json}" --work "$work" --repeat "$repeat" ${SCENARIOS:+--scenarios "$SCENARIOS"} \

@@ -106,18 +106,28 @@ def trace_summary(trace, pods):
 
 
 def processes(trace):
-    """{pid: {'start', 'first', 'last', 'exit', 'peak_mib'}} of the processes that made requests."""
+    """{pid: {'start', 'first', 'last', 'exit', 'peak_mib', 'cpu'}} of the processes that made requests ('cpu': the
+    process's own user + system seconds at its exit, None when the trace has none)."""
     result = {}
     for entry in trace:
         proc = result.setdefault(entry['pid'], {'start': entry['proc_start'], 'first': None, 'last': None,
-                                                'exit': None, 'peak_mib': None})
+                                                'exit': None, 'peak_mib': None, 'cpu': None})
         if entry.get('event') == 'exit':
             proc['exit'] = entry['t']
             proc['peak_mib'] = entry.get('peak_mib')
+            proc['cpu'] = entry.get('cpu')
         else:
             proc['first'] = entry['t'] if proc['first'] is None else min(proc['first'], entry['t'])
             proc['last'] = entry['t'] if proc['last'] is None else max(proc['last'], entry['t'])
     return result
+
+
+def module_cpu_seconds(trace):
+    """CPU seconds of our module processes (those that made requests) in all, or None when the trace does not
+    have them: the rest of a run's CPU is ansible-playbook's own (its start, templating, and its wait for a
+    task's result, which polls every millisecond)."""
+    values = [p['cpu'] for p in processes(trace).values() if p['cpu'] is not None]
+    return round(sum(values), 2) if values else None
 
 
 def startup_seconds(trace):

@@ -245,7 +245,9 @@ class Bench(object):
         window = result['method'] == 'window' or (result['method'] == 'role' and extra.get('bench_window', True))
         if result['method'] == 'role':
             result['fixed'] = measure.fixed_seconds(entries)
+        module_cpu = measure.module_cpu_seconds(entries)
         result.update(wall=round(wall, 2), cpu=round(cpu, 2), cpu_ms_per_pod=round(1000 * cpu / result['pods'], 1),
+                      module_cpu_ms_per_pod=round(1000 * module_cpu / result['pods'], 1) if module_cpu is not None else None,
                       rss_mib=round(rss, 1), module_startup=measure.startup_seconds(entries),
                       client=measure.trace_summary(entries, result['pods']))
         if code != 0:
@@ -603,6 +605,7 @@ COLUMNS = [('N', 'pods'), ('scenario', 'scenario'), ('wall s', 'wall'), ('wall r
            ('pod writes/pod', ('client', 'pod_writes_per_pod')), ('pod GETs/pod', ('client', 'pod_gets_per_pod')),
            ('watches', ('client', 'watches_opened')), ('cluster req', 'cluster_total'),
            ('cluster writes', 'cluster_writes'), ('CPU s', 'cpu'), ('ms/pod', 'cpu_ms_per_pod'),
+           ('module ms/pod', 'module_cpu_ms_per_pod'),
            ('RSS MiB', 'rss_mib'), ('module RSS MiB', ('client', 'module_peak_mib')), ('recreated', 'recreated'), ('IPs changed', 'ips_changed'),
            ('Scheduled', 'scheduled')]
 

@@ -5,6 +5,7 @@
 """Pure reading of pod JSON: image references, containers and their statuses, completion
 predicates and failure detection. No I/O here."""
 
+import functools
 import re
 from collections import namedtuple
 
@@ -62,27 +63,37 @@ def parse_image(reference):
     """Parse and validate an image reference; raise ValueError with the reason."""
     if not isinstance(reference, str) or not reference:
         raise ValueError('an image reference must be a non-empty string')
+    parsed, reason = _parsed(reference)
+    if reason:
+        raise ValueError(reason)
+    return parsed
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed(reference):
+    """(ImageReference, None) or (None, why it is invalid): a rollout compares the same few references for
+    every pod, many times over, so each is parsed once (the result is immutable)."""
     if _IDENTIFIER_RE.match(reference):
-        raise ValueError('%s: a bare 64-character hex identifier is not a repository name' % reference)
+        return None, '%s: a bare 64-character hex identifier is not a repository name' % reference
     name = reference.split('@', 1)[0]
     if name.rfind(':') > name.rfind('/'):
         name = name[:name.rfind(':')]
     if _split_domain(name)[1].lower() != _split_domain(name)[1]:
-        raise ValueError('%s: repository name must be lowercase' % reference)
+        return None, '%s: repository name must be lowercase' % reference
     match = REFERENCE_RE.match(reference)
     if not match:
-        raise ValueError('%s: invalid reference format' % reference)
+        return None, '%s: invalid reference format' % reference
     name, tag, digest = match.groups()
     if len(name) > NAME_MAX_LENGTH:
-        raise ValueError('%s: repository name longer than %d characters' % (reference, NAME_MAX_LENGTH))
+        return None, '%s: repository name longer than %d characters' % (reference, NAME_MAX_LENGTH)
     domain, path = _split_domain(name)
     if digest:
         algorithm, _sep, encoded = digest.partition(':')
         if algorithm not in _DIGEST_LENGTHS:
-            raise ValueError('%s: unsupported digest algorithm %s' % (reference, algorithm))
+            return None, '%s: unsupported digest algorithm %s' % (reference, algorithm)
         if len(encoded) != _DIGEST_LENGTHS[algorithm] or encoded.lower() != encoded:
-            raise ValueError('%s: invalid %s digest' % (reference, algorithm))
-    return ImageReference(domain, path, tag, digest)
+            return None, '%s: invalid %s digest' % (reference, algorithm)
+    return ImageReference(domain, path, tag, digest), None
 
 
 def image_error(reference):
@@ -96,10 +107,15 @@ def image_error(reference):
 
 def normalize_image(reference):
     """Fully qualified form of a reference; an unparsable one is returned unchanged."""
-    try:
-        return str(parse_image(reference))
-    except ValueError:
+    if not isinstance(reference, str) or not reference:
         return reference
+    parsed, _reason = _parsed(reference)
+    return reference if parsed is None else _qualified(parsed)
+
+
+@functools.lru_cache(maxsize=512)
+def _qualified(parsed):
+    return str(parsed)
 
 
 def same_image(first, second):

@@ -61,6 +61,7 @@ OWNER_MARGIN = 120   # seconds beyond two wait_timeouts that a workload record s
 FAILED_POD_STATUSES = engine.ERROR_STATUSES + (engine.REFUSED,)
 BLOCKED, FAILED = 'blocked', 'failed'
 CHANGES = ('images', 'resources', 'restart')   # the batch step's results per change, in the order reported
+PENDING_MEMO = 20000   # pod versions whose pending() answer is kept
 
 
 class Rollout:
@@ -79,6 +80,8 @@ class Rollout:
         self.workload = None
         self._labels = None   # _revision_labels()
         self._synced = None   # the last sync of batch(): (result, pods)
+        self._pending = {}    # pending(): (uid, resourceVersion) -> its answer
+        self._listing = None  # prepare's list of the workload's pods (items, resourceVersion), for the first window
         # The role calls one module per step: the run is its run_id and the ansible-playbook process.
         pid = record.playbook_pid()
         self.owner = record.new_owner(params.get('run_id') or ('playbook-%s' % pid if pid else None), pid=pid)
@@ -133,11 +136,22 @@ class Rollout:
                 if podstate.find_container(pod, name) is not None and not satisfies(pod, name, image)]
 
     def pending(self, pod):
-        """Does this pod still need the change?"""
+        """Does this pod still need the change? The answer depends on the pod's content only, which the
+        server names by uid and resourceVersion: each version is judged once (a plan and its result ask for
+        every pod several times; at 1000 pods that was a third of a second)."""
+        key = (podstate.meta(pod, 'uid'), podstate.meta(pod, 'resourceVersion'))
+        if None not in key and key in self._pending:
+            return self._pending[key]
         if self.restart:
             annotations = podstate.meta(pod, 'annotations') or {}
-            return annotations.get(RESTART_ANNOTATION) != self.params.get('restart_id')
-        return not pod_converged(pod, self.images, self.resources)
+            answer = annotations.get(RESTART_ANNOTATION) != self.params.get('restart_id')
+        else:
+            answer = not pod_converged(pod, self.images, self.resources)
+        if None not in key:
+            if len(self._pending) >= PENDING_MEMO:
+                self._pending.clear()
+            self._pending[key] = answer
+        return answer
 
     def result(self, pods, **extra):
         out = {'changed': False, 'warnings': self.warnings,
@@ -212,7 +226,9 @@ class Rollout:
                                      'the change is not applied again' % (w.kind, w.namespace, w.name))
                 return self.result(w.pods(), changed=True, mode='rollback', batches=[], kept=[], pdbs=[],
                                    labels={}, revision=None)
-            pods = w.pods()
+            # Kept for the first window of this call (state rollout): its watch starts from this list.
+            self._listing = self.kube.list_pods(w.namespace, w.selector())
+            pods = w.pods(self._listing[0])
             template_changes = w.set_template(self.images, self.resources, check_mode=True)
             pending = [p for p in pods if self.pending(p)]
             changed = bool(pending or template_changes or resuming)
@@ -585,8 +601,12 @@ class Rollout:
         over a watch of the workload's pods."""
         selector = self.workload.selector() if self.workload is not None else \
             ','.join(self.params.get('label_selectors') or [])
-        # One list: the watch starts from it, and the workload's pods are taken from it.
-        items, version = self.kube.list_pods(self.params['namespace'], selector or None)
+        # One list: the watch starts from it, and the workload's pods are taken from it. The first window of a
+        # state rollout call takes prepare's, a second older: the watch replays what changed since (prepare's own
+        # writes included), and a pod's write is guarded by what it read, as after any list (at 1000 pods, half a
+        # second and a list less).
+        listing, self._listing = self._listing, None
+        items, version = listing or self.kube.list_pods(self.params['namespace'], selector or None)
         pods = self.pods(items)
         total = len(pods)
         watcher = PodWatcher(self.kube, self.params['namespace'], selector or None).start(items, version)
@@ -753,7 +773,7 @@ class Rollout:
 
     def _release(self, rec, images, resources, final, synced=False, pods=None):
         """Restore the saved strategy, record ``final``, wait for the controller's status (``pods``: the
-        workload's pods as just listed, else they are listed here)."""
+        workload's pods as just listed, else they are listed here; the result reports them)."""
         w = self.workload
         pods = w.pods() if pods is None else pods
         old = [p for p in pods if not pod_matches(p, images, resources)]
@@ -769,7 +789,7 @@ class Rollout:
             self.warnings.append('%s %s/%s released: %d pod(s) not on the rollout\'s target stay as they are%s' % (
                 w.kind, w.namespace, w.name, len(old), (': ' + ', '.join(podstate.meta(p, 'name') for p in old))
                 if old else ''))
-            return self.result(w.pods(), changed=True, old=[podstate.meta(p, 'name') for p in old])
+            return self.result(pods, changed=True, old=[podstate.meta(p, 'name') for p in old])
         if two_step:
             replicas = w.spec.get('replicas', len(pods))
             write_record(w, rec, {'updateStrategy': {'type': 'RollingUpdate', 'rollingUpdate': {'partition': replicas}}},
@@ -781,7 +801,9 @@ class Rollout:
         if old:
             self.warnings.append('%d pod(s) left on the old version: %s' % (
                 len(old), ', '.join(podstate.meta(p, 'name') for p in old)))
-        return self.result(w.pods(), changed=True, old=[podstate.meta(p, 'name') for p in old])
+        # The release writes the workload only, never a pod: the pods as listed for it are reported (at 1000
+        # pods, a list again would add most of a second to the rollout's end and change nothing in the result).
+        return self.result(pods, changed=True, old=[podstate.meta(p, 'name') for p in old])
 
     # ---- rollback
 

@@ -11,6 +11,10 @@ pid, start time, method, path, whether it is a watch, HTTP status, and the proce
 (from /proc, 10 ms resolution). The rollout steps' prepare, batch and finish each append a line with
 their start and end (event phase). A process that makes no request writes nothing but, at exit, a
 line with its exit time and its peak resident set (VmHWM) once it has made one.
+
+With INPLACE_BENCH_PROFILE naming a directory as well, each such process runs under cProfile and writes
+its statistics to <directory>/<pid>.prof at exit, and its trace's exit line carries its own CPU seconds
+(user + system): where a rollout's CPU goes, process by process (``hack/bench.sh`` with PROFILE=dir).
 """
 
 import atexit
@@ -21,6 +25,7 @@ import sys
 import time
 
 TRACE = os.environ.get('INPLACE_BENCH_TRACE')
+PROFILE = os.environ.get('INPLACE_BENCH_PROFILE')
 
 
 def process_start():
@@ -61,7 +66,8 @@ class Recorder(object):
         os.write(self.fd, (json.dumps(fields, sort_keys=True) + '\n').encode('utf-8'))
 
     def exit(self):
-        self.write(event='exit', t=time.time(), peak_mib=peak_mib())
+        usage = os.times()
+        self.write(event='exit', t=time.time(), peak_mib=peak_mib(), cpu=round(usage.user + usage.system, 3))
 
 
 def traced(original, recorder):
@@ -139,6 +145,21 @@ def time_steps(recorder):
     return PatchHook(STEPS, patch)
 
 
+def profile(directory):
+    """cProfile for this whole process, its statistics written to ``directory``/<pid>.prof at exit (a forked
+    child that ends with os._exit, as Ansible's workers do, writes none)."""
+    import cProfile
+    profiler = cProfile.Profile()
+
+    def dump():
+        profiler.disable()
+        profiler.dump_stats(os.path.join(directory, '%d.prof' % os.getpid()))
+    atexit.register(dump)
+    profiler.enable()
+
+
 if TRACE:
     _recorder = Recorder(TRACE)
     sys.meta_path[:0] = [trace_requests(_recorder), time_steps(_recorder)]
+    if PROFILE:
+        profile(PROFILE)

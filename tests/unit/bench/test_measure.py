@@ -57,6 +57,16 @@ def write(pid, t, name):
     return request(pid, t, 'PATCH', '/api/v1/namespaces/ns/pods/%s' % name)
 
 
+def test_module_cpu_is_the_sum_of_the_exit_lines_of_the_processes_that_made_requests():
+    trace = [
+        request(1, 0.4), {'event': 'exit', 'pid': 1, 'proc_start': 0.0, 't': 0.8, 'cpu': 0.5},
+        request(2, 1.2, start=1.0), {'event': 'exit', 'pid': 2, 'proc_start': 1.0, 't': 9.0, 'cpu': 7.25},
+        request(3, 9.5, start=9.3),   # killed: no exit line, its CPU is not known
+    ]
+    assert measure.module_cpu_seconds(trace) == 7.75
+    assert measure.module_cpu_seconds([request(1, 0.4)]) is None   # a trace written before exit lines had cpu
+
+
 def test_window_floor_is_the_rollout_that_adds_nothing_to_the_pods_own_times():
     # a window of 2 over 3 pods of 2, 4 and 1 s: c takes a's place at 2 s and frees it at 3 s, b frees
     # its place at 4 s: 4 s, not the pods' 7 s over the window (3.5 s), a window never full to its end

@@ -325,3 +325,31 @@ def test_a_pod_another_writer_changed_after_its_update_is_a_conflict_not_dropped
     assert 'another writer' in result['failed_pods'][0]['reason']
     assert 'app=registry.example/app:3.0' in result['failed_pods'][0]['reason']
     assert 'web-0' not in result['verified'] and kube.image('web-0') == 'registry.example/app:3.0'
+
+
+def test_pending_judges_each_pod_version_once():
+    """pending() is kept per (uid, resourceVersion): the same version is not judged again, a new version
+    (the server changed the pod) is, and a pod without a version (nothing names its content) always is."""
+    kube = Kube(count=1)
+    rollout = Rollout(kube, params(images={'app': NEW}), clock=Clock())
+    pod = copy.deepcopy(kube.pods['web-0'])
+    pod['metadata']['resourceVersion'] = '7'
+    assert rollout.pending(pod) is True
+    assert rollout._pending == {('uid-0', '7'): True}
+    # The same version again: its kept answer (a local edit that the server never made is not looked at).
+    pod['spec']['containers'][0]['image'] = NEW
+    assert rollout.pending(pod) is True
+    # A newer version of the pod, now on the target: judged again, and its answer kept beside the old one.
+    done = copy.deepcopy(pod)
+    done['metadata']['resourceVersion'] = '8'
+    done['spec']['containers'][0]['image'] = NEW
+    for status in done['status']['containerStatuses']:
+        if status['name'] == 'app':
+            status.update(image=NEW, imageID='registry.example/app@sha256:' + 'b' * 64, ready=True, started=True)
+    assert rollout.pending(done) is False
+    assert rollout._pending[('uid-0', '8')] is False and rollout._pending[('uid-0', '7')] is True
+    # Without a resourceVersion nothing is kept.
+    bare = copy.deepcopy(pod)
+    del bare['metadata']['resourceVersion']
+    assert rollout.pending(bare) is True
+    assert len(rollout._pending) == 2

@@ -577,6 +577,32 @@ def test_the_engine_shares_the_window_watch_and_lists_no_pods_of_its_own(monkeyp
     assert lists[before:] and all(args[1:2] == ('app=web',) for args in lists[before:]), lists[before:]
 
 
+def test_the_first_window_of_a_rollout_call_starts_from_prepares_list(monkeypatch):
+    """State rollout: prepare lists the workload's pods once and the first step's window watch starts from that
+    list (its resourceVersion); a later step lists again."""
+    starts = []
+
+    class Started(Watcher):
+        def start(self, pods=None, resource_version=None):
+            starts.append(resource_version)
+            return self
+
+    monkeypatch.setattr(steps, 'PodWatcher', Started)
+    kube = FakeApps([workload('StatefulSet')])
+    versions = []
+    listing = kube.list_pods
+
+    def counted(*args):
+        answer = listing(*args)
+        versions.append(answer[1])
+        return answer
+    monkeypatch.setattr(kube, 'list_pods', counted)
+    result = step(kube, 'rollout', images={'app': NEW}, window=True, batch_size='2', canary='1', started=None)
+    assert [s['pods'] for s in result['run']['steps']] == [1, 2] and set(images(kube).values()) == {NEW}
+    assert len(starts) == 2 and starts[0] == versions[0], (starts, versions)   # prepare's list, not one of its own
+    assert starts[1] in versions[1:] and starts[1] != starts[0]
+
+
 def test_rollout_stops_after_the_step_with_too_many_failures_and_leaves_the_workload_held(window_watcher):
     kube = FakeApps([workload('StatefulSet')])
     result = step(kube, 'rollout', images={'app': 'reg/app:2-pullfail'}, window=True, batch_size='1', canary='1',
