@@ -55,7 +55,11 @@ galaxy=$("$root/hack/collections.sh")   # kubernetes.core, for its scenario
 mkdir -p "$collections/ansible_collections/inplace" "$root/bench"
 ln -sfn "$root" "$collections/ansible_collections/inplace/k8s"
 
-if [ -n "${PROFILE:-}" ]; then mkdir -p "$PROFILE"; export INPLACE_BENCH_PROFILE=$(cd "$PROFILE" && pwd); fi
+if [ -n "${PROFILE:-}" ]; then
+  mkdir -p "$PROFILE"
+  INPLACE_BENCH_PROFILE=$(cd "$PROFILE" && pwd)
+  export INPLACE_BENCH_PROFILE
+fi
 PYTHONPATH=$collections:$root/tests/bench "$venv/bin/python" "$root/tests/bench/run.py" \
   --pods "$pods" --kubeconfig "$kubeconfig" --hook "$root/tests/bench/hook" --collections "$collections:$galaxy" \
   --out "${OUT:-$root/bench/results.json}" --work "$work" --repeat "$repeat" ${SCENARIOS:+--scenarios "$SCENARIOS"} \
