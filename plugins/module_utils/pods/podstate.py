@@ -109,13 +109,13 @@ def normalize_image(reference):
     """Fully qualified form of a reference; an unparsable one is returned unchanged."""
     if not isinstance(reference, str) or not reference:
         return reference
-    parsed, _reason = _parsed(reference)
-    return reference if parsed is None else _qualified(parsed)
+    return _normalized(reference)
 
 
 @functools.lru_cache(maxsize=512)
-def _qualified(parsed):
-    return str(parsed)
+def _normalized(reference):
+    parsed, _reason = _parsed(reference)
+    return reference if parsed is None else str(parsed)
 
 
 def same_image(first, second):

@@ -10,11 +10,12 @@ process makes (every Kubernetes client goes through it) appends one JSON line to
 pid, start time, method, path, whether it is a watch, HTTP status, and the process start time
 (from /proc, 10 ms resolution). The rollout steps' prepare, batch and finish each append a line with
 their start and end (event phase). A process that makes no request writes nothing but, at exit, a
-line with its exit time and its peak resident set (VmHWM) once it has made one.
+line with its exit time, its peak resident set (VmHWM) and its own CPU seconds (user + system) once it
+has made one.
 
-With INPLACE_BENCH_PROFILE naming a directory as well, each such process runs under cProfile and writes
-its statistics to <directory>/<pid>.prof at exit, and its trace's exit line carries its own CPU seconds
-(user + system): where a rollout's CPU goes, process by process (``hack/bench.sh`` with PROFILE=dir).
+With INPLACE_BENCH_PROFILE naming a directory as well, every process that loads this hook runs under
+cProfile and writes its statistics to <directory>/<pid>.prof at exit: where a rollout's CPU goes,
+function by function (``hack/bench.sh`` with PROFILE=dir).
 """
 
 import atexit
