@@ -116,6 +116,9 @@ class ResizeChange(namedtuple('ResizeChange', 'containers allow_restart on_failu
                    on_failure=params.get('on_failure') or 'stop')
 
 
+STRATEGIES = ('auto', 'kruise', 'image_reference', 'exec', 'cri')   # container_recreate's, rollout_workload's restart
+
+
 class Strategy(namedtuple('Strategy', 'name exec_signal exec_command cri_client cri_command cri_endpoint '
                                       'kruise_ttl_seconds_after_finished kruise_termination_grace_period_seconds',
                           defaults=('auto',) + (None,) * 7)):

@@ -339,19 +339,21 @@ diff:
   sample: {before: {web-0: {app: "containerd://1f2e..."}}, after: {web-0: {app: restart}}}
 '''
 
+from ansible_collections.inplace.k8s.plugins.module_utils import startup
+startup.compile_once()   # before the other imports: they compile once, not twice (module_utils/startup.py)
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import (
     AUTH_ARG_SPEC, DRAIN_ARG_SPEC, TARGET_ARG_SPEC, TARGET_CONSTRAINTS, WAIT_ARG_SPEC, argument_spec,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.operations import recreate
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import cri
-from ansible_collections.inplace.k8s.plugins.module_utils.options import RestartChange
+from ansible_collections.inplace.k8s.plugins.module_utils.options import STRATEGIES, RestartChange
 
 MODULE_ARGS = {
     'containers': {'type': 'list', 'elements': 'str'},
-    'strategy': {'type': 'str', 'default': 'auto', 'choices': list(recreate.STRATEGIES)},
+    'strategy': {'type': 'str', 'default': 'auto', 'choices': list(STRATEGIES)},
     'ordered': {'type': 'bool', 'default': False},
     'min_ready_seconds': dict(WAIT_ARG_SPEC['min_ready_seconds'], aliases=['min_started_seconds']),
     'restarted_after': {'type': 'str'},

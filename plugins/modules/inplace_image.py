@@ -307,6 +307,9 @@ diff:
   sample: {before: {web-0: {app: "registry.example.com/web:1.0"}}, after: {web-0: {app: "registry.example.com/web:2.0"}}}
 '''
 
+from ansible_collections.inplace.k8s.plugins.module_utils import startup
+startup.compile_once()   # before the other imports: they compile once, not twice (module_utils/startup.py)
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner

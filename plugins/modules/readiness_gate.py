@@ -224,6 +224,9 @@ diff:
   type: dict
 '''
 
+from ansible_collections.inplace.k8s.plugins.module_utils import startup
+startup.compile_once()   # before the other imports: they compile once, not twice (module_utils/startup.py)
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner

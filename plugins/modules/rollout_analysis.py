@@ -189,6 +189,9 @@ checks:
        url: "http://prometheus:9090/api/v1/query?query=...", tries: 1}
 '''
 
+from ansible_collections.inplace.k8s.plugins.module_utils import startup
+startup.compile_once()   # before the other imports: they compile once, not twice (module_utils/startup.py)
+
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.urls import open_url
 

@@ -497,11 +497,14 @@ total:
   type: int
 '''
 
+from ansible_collections.inplace.k8s.plugins.module_utils import startup
+startup.compile_once()   # before the other imports: they compile once, not twice (module_utils/startup.py)
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, argument_spec
-from ansible_collections.inplace.k8s.plugins.module_utils.operations.recreate import STRATEGIES
+from ansible_collections.inplace.k8s.plugins.module_utils.options import STRATEGIES
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 
 MODULE_ARGS = {

@@ -130,6 +130,27 @@ def module_cpu_seconds(trace):
     return round(sum(values), 2) if values else None
 
 
+def module_cpu_phases(trace):
+    """Where our module processes' CPU seconds go, from the CPU readings of their phase lines and exit lines:
+    {'start': before the first phase (imports, arguments), 'prepare', 'steps' (the batches or windows), 'finish',
+    'exit': after the last phase (the result written out)}, summed over the processes that ran a phase; None when
+    the trace has no such readings (a module scenario, or a trace written before phases had them)."""
+    phases = {'prepare': 'prepare', 'batch': 'steps', 'finish': 'finish'}
+    found = {'start': 0.0, 'prepare': 0.0, 'steps': 0.0, 'finish': 0.0, 'exit': 0.0}
+    seen = False
+    for pid, proc in processes(trace).items():
+        marks = sorted((e for e in trace if e['pid'] == pid and e.get('event') == 'phase' and 'cpu' in e),
+                       key=lambda e: e['t'])
+        if not marks or proc['cpu'] is None:
+            continue
+        seen = True
+        found['start'] += marks[0]['cpu']
+        for mark in marks:
+            found[phases[mark['phase']]] += mark['cpu_end'] - mark['cpu']
+        found['exit'] += proc['cpu'] - marks[-1]['cpu_end']
+    return dict((key, round(value, 2)) for key, value in found.items()) if seen else None
+
+
 def startup_seconds(trace):
     """Median time from process start to first request over the processes in the trace."""
     values = [p['first'] - p['start'] for p in processes(trace).values() if p['first'] is not None]

@@ -324,10 +324,19 @@ def _slim(obj):
     return obj
 
 
+def _chunks(response):
+    """The body of a response as it arrives: chunk by chunk when it is chunked (the API server sends a watch event
+    in a chunk and flushes it: at 1000 pods, reading them 4 KiB at a time cost a second of CPU), else 4 KiB at a
+    time."""
+    if getattr(response, 'chunked', False) and response.supports_chunked_reads():
+        return response.read_chunked(decode_content=True)
+    return response.stream(4096, decode_content=True)
+
+
 def _lines(response):
-    """Complete lines of a chunked HTTP response."""
+    """Complete lines of a (chunked) HTTP response."""
     buffered = b''
-    for chunk in response.stream(4096, decode_content=True):
+    for chunk in _chunks(response):
         buffered += chunk
         while b'\n' in buffered:
             line, buffered = buffered.split(b'\n', 1)

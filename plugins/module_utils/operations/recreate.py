@@ -24,8 +24,6 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine impo
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import cri, imageref, kruise, podexec, restart
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan, podstate
 
-STRATEGIES = ('auto', 'kruise', 'image_reference', 'exec', 'cri')
-
 Settings = namedtuple('Settings', 'containers ordered restarted_after')
 
 

@@ -34,6 +34,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 WATCH_SECONDS = 30   # the server ends each watch after this; it is then resumed from the last version
 WAKE_SECONDS = 5     # waiters re-check at least this often (deadlines, watch errors)
 GONE = 410
+LOG_LENGTH = 100000  # changes kept for changes(); a reader further behind reads the whole cache again
 HISTORY = 64         # versions of each pod the watch delivered that are remembered (to recognise old ones)
 
 
@@ -54,6 +55,7 @@ class Watcher:
         self._seen = {}                        # pod name -> deque of resourceVersions the watch delivered
         self._ahead = {}                       # pod name -> resourceVersion offered and not yet delivered
         self._version = None
+        self._log, self._logged = [], 0          # names of the cached pods changed, and how many changes in all
         self._stopped = threading.Event()
         self._thread = None
         self.errors = 0
@@ -93,6 +95,16 @@ class Watcher:
         """The latest version seen of every object the watch has (a list, a copy)."""
         with self._cond:
             return list(self._pods.values())
+
+    def changes(self, since):
+        """(serial, names): the names of the objects whose cached version changed (or went) since serial
+        ``since`` of an earlier call, in order, with the serial to ask from next; names is None when the cache
+        cannot tell (``since`` None, a new list since, or the log was cut)."""
+        with self._cond:
+            first = self._logged - len(self._log)
+            if since is None or since < first:
+                return self._logged, None
+            return self._logged, self._log[since - first:]
 
     def wait_for(self, name, done, failed=None, timeout=300):
         """Block until ``done(pod)``; raise what ``failed(pod)`` returns, or WaitTimeout.
@@ -144,6 +156,7 @@ class Watcher:
                 return
             self._pods[name] = pod
             self._ahead[name] = version
+            self._changed(name)
             self._wake(name)
 
     def freshest(self, pod):
@@ -154,6 +167,15 @@ class Watcher:
         if latest is None or podstate.meta(latest, 'uid') != podstate.meta(pod, 'uid'):
             return pod
         return latest
+
+    def _changed(self, name=None):
+        """Log a change of the cached ``name``, or of all (a new list: the log starts again; so it does when
+        it is long, cut at LOG_LENGTH). The lock is held."""
+        self._logged += 1
+        if name is None or len(self._log) >= LOG_LENGTH:
+            self._log = []
+        else:
+            self._log.append(name)
 
     def _remember(self, name, version):
         if version:
@@ -166,6 +188,7 @@ class Watcher:
             for name, pod in self._pods.items():
                 self._remember(name, podstate.meta(pod, 'resourceVersion'))
             self._version = version
+            self._changed()
             self._wake()
 
     def _apply(self, event):
@@ -190,6 +213,7 @@ class Watcher:
             elif kind == 'DELETED':
                 self._ahead.pop(name, None)
                 self._pods.pop(name, None)
+            self._changed(name)
             self._wake(name)
         return None
 

@@ -9,9 +9,9 @@ When urllib3's pool manager is imported, its ``urlopen`` is wrapped so that each
 process makes (every Kubernetes client goes through it) appends one JSON line to the trace:
 pid, start time, method, path, whether it is a watch, HTTP status, and the process start time
 (from /proc, 10 ms resolution). The rollout steps' prepare, batch and finish each append a line with
-their start and end (event phase). A process that makes no request writes nothing but, at exit, a
-line with its exit time, its peak resident set (VmHWM) and its own CPU seconds (user + system) once it
-has made one.
+their start and end (event phase) and the process's CPU seconds at both. A process that makes no request
+writes nothing but, at exit, a line with its exit time, its peak resident set (VmHWM) and its own CPU
+seconds (user + system) once it has made one.
 
 With INPLACE_BENCH_PROFILE naming a directory as well, every process that loads this hook runs under
 cProfile and writes its statistics to <directory>/<pid>.prof at exit: where a rollout's CPU goes,
@@ -67,8 +67,7 @@ class Recorder(object):
         os.write(self.fd, (json.dumps(fields, sort_keys=True) + '\n').encode('utf-8'))
 
     def exit(self):
-        usage = os.times()
-        self.write(event='exit', t=time.time(), peak_mib=peak_mib(), cpu=round(usage.user + usage.system, 3))
+        self.write(event='exit', t=time.time(), peak_mib=peak_mib(), cpu=cpu_seconds())
 
 
 def traced(original, recorder):
@@ -120,13 +119,19 @@ STEPS = 'ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps'
 PHASES = ('prepare', 'batch', 'finish')
 
 
+def cpu_seconds():
+    """This process's CPU seconds so far (user + system, all its threads)."""
+    usage = os.times()
+    return round(usage.user + usage.system, 3)
+
+
 def timed(original, recorder, phase):
     def method(self, *args, **kwargs):
-        start = time.time()
+        start, cpu = time.time(), cpu_seconds()
         try:
             return original(self, *args, **kwargs)
         finally:
-            recorder.write(event='phase', phase=phase, t=start, end=time.time())
+            recorder.write(event='phase', phase=phase, t=start, end=time.time(), cpu=cpu, cpu_end=cpu_seconds())
     return method
 
 

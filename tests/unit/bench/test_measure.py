@@ -67,6 +67,20 @@ def test_module_cpu_is_the_sum_of_the_exit_lines_of_the_processes_that_made_requ
     assert measure.module_cpu_seconds([request(1, 0.4)]) is None   # a trace written before exit lines had cpu
 
 
+def test_module_cpu_phases_split_each_process_at_its_phase_lines():
+    def phase(pid, name, t, cpu, cpu_end):
+        return {'event': 'phase', 'pid': pid, 'proc_start': 0.0, 'phase': name, 't': t, 'end': t + 1,
+                'cpu': cpu, 'cpu_end': cpu_end}
+    trace = [
+        phase(1, 'prepare', 1.0, 0.9, 1.2), request(1, 1.1), phase(1, 'batch', 2.0, 1.2, 7.0),
+        phase(1, 'batch', 3.0, 7.0, 8.5), phase(1, 'finish', 4.0, 8.5, 8.6),
+        {'event': 'exit', 'pid': 1, 'proc_start': 0.0, 't': 5.0, 'cpu': 8.9},
+        request(2, 0.4), {'event': 'exit', 'pid': 2, 'proc_start': 0.0, 't': 0.8, 'cpu': 0.5},   # no phase: left out
+    ]
+    assert measure.module_cpu_phases(trace) == {'start': 0.9, 'prepare': 0.3, 'steps': 7.3, 'finish': 0.1, 'exit': 0.3}
+    assert measure.module_cpu_phases(trace[-2:]) is None
+
+
 def test_window_floor_is_the_rollout_that_adds_nothing_to_the_pods_own_times():
     # a window of 2 over 3 pods of 2, 4 and 1 s: c takes a's place at 2 s and frees it at 3 s, b frees
     # its place at 4 s: 4 s, not the pods' 7 s over the window (3.5 s), a window never full to its end

@@ -241,6 +241,25 @@ def test_lines_reassembles_chunks():
     assert [json.loads(line)['type'] for line in client._lines(Response(chunks))] == ['ADDED', 'MODIFIED']
 
 
+class ChunkedResponse(Response):
+    chunked = True
+
+    def supports_chunked_reads(self):
+        return True
+
+    def read_chunked(self, amt=None, decode_content=True):
+        assert amt is None   # whole chunks, as the server sent them
+        return iter(self.chunks)
+
+    def stream(self, amt, decode_content=True):
+        raise AssertionError('a chunked body is read by chunks')
+
+
+def test_a_chunked_body_is_read_chunk_by_chunk():
+    chunks = [b'{"type":"ADDED","object":{}}\n', b'{"type":"MODIFIED",', b'"object":{}}\n']
+    assert [json.loads(line)['type'] for line in client._lines(ChunkedResponse(chunks))] == ['ADDED', 'MODIFIED']
+
+
 @pytest.mark.parametrize('status, message, causes, cls, reason, fix', [
     (403, 'pods "x" is forbidden: User "u" cannot patch resource "pods/resize" in API group ""', [],
      'RbacForbidden', 'RBAC', 'rbac/inplace-k8s-rbac.yml'),

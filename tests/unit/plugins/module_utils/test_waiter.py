@@ -204,3 +204,28 @@ def test_an_event_wakes_only_the_waiters_of_its_pod(web_pod):
         thread.join(5)
     assert checks['web-0'] >= 2
     assert checks['web-1'] <= 3   # first check, stop(), its timeout: never woken by web-0's 11 events
+
+
+def test_changes_names_what_changed_since_and_says_when_it_cannot_tell(web_pod, monkeypatch):
+    other = version(web_pod, 50)
+    other['metadata']['name'] = 'web-1'
+    watcher = waiter.PodWatcher(StreamingKube([]), 'shop')
+    watcher._replace([version(web_pod, '1'), other], '50')
+    serial, names = watcher.changes(None)
+    assert names is None                                   # a first reader reads everything
+    assert watcher.changes(serial) == (serial, [])
+    watcher._apply({'type': 'MODIFIED', 'object': version(web_pod, '2')})
+    watcher._apply({'type': 'BOOKMARK', 'object': {'metadata': {'resourceVersion': '3'}}})   # not a change
+    watcher.observe(version(web_pod, '4'))                 # our write's answer
+    watcher._apply({'type': 'MODIFIED', 'object': version(web_pod, 'zz')})   # the watch is behind it: kept out
+    watcher._apply({'type': 'DELETED', 'object': version(other, '5')})
+    later, names = watcher.changes(serial)
+    assert names == ['web-0', 'web-0', 'web-1'] and later == serial + 3
+    watcher._replace([version(web_pod, '6')], '6')         # a new list: every pod may have changed
+    assert watcher.changes(later)[1] is None
+    serial = watcher.changes(None)[0]
+    monkeypatch.setattr(waiter, 'LOG_LENGTH', 2)
+    for rv in ('7', '8', '9'):
+        watcher._apply({'type': 'MODIFIED', 'object': version(web_pod, rv)})
+    assert watcher.changes(serial)[1] is None               # the log was cut after 2: read everything again
+    assert watcher.changes(watcher.changes(None)[0])[1] == []

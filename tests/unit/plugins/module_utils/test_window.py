@@ -23,7 +23,7 @@ def pod(name, ready=True, container_id='c-1', labels=None, version='1'):
 
 
 class Pods:
-    """A watcher's reading side: items() and observe()."""
+    """A watcher's reading side: items(), get(), observe() and changes()."""
 
     def __init__(self, *pods):
         self.pods = {p['metadata']['name']: p for p in pods}
@@ -38,6 +38,9 @@ class Pods:
     def observe(self, obj):
         self.observed.append(obj['metadata']['name'])
         self.pods[obj['metadata']['name']] = obj
+
+    def changes(self, since):
+        return None, None   # no change log: the window reads every pod each time
 
 
 def pdb(name, desired, labels=None):
@@ -163,3 +166,48 @@ def test_a_pod_blocked_past_its_timeout_fails_and_halts_past_max_failed():
     with pytest.raises(NotStarted, match='the window halted: pod b waited 0s for its turn'):
         window.acquire('c')
     assert window.flight == set()
+
+
+class LoggedPods(Pods):
+    """Pods with a change log, as waiter.Watcher keeps one; counts the pods read."""
+
+    def __init__(self, *pods):
+        super().__init__(*pods)
+        self.log, self.reads = [], 0
+
+    def set(self, obj):
+        self.pods[obj['metadata']['name']] = obj
+        self.log.append(obj['metadata']['name'])
+
+    def get(self, name):
+        self.reads += 1
+        return super().get(name)
+
+    def items(self):
+        self.reads += len(self.pods)
+        return super().items()
+
+    def changes(self, since):
+        return len(self.log), (None if since is None else self.log[since:])
+
+
+def test_only_the_pods_the_watch_changed_are_read_again():
+    pods = LoggedPods(*[pod('p%d' % i) for i in range(100)])
+    window = Window(pods, width=10, max_unavailable=2, budgets=[pdb('web', 98)], timeout=0, max_failed=5)
+    window.acquire('p0')
+    assert pods.reads == 100                       # the first turn reads every pod
+    pods.set(pod('p1', ready=False, version='2'))   # p1 turns unready: only it is read again
+    with pytest.raises(WaitTimeout, match='max_unavailable 2: 1 pod\\(s\\) not ready \\(p1\\) and 1 in flight'):
+        window.acquire('p2')
+    assert pods.reads == 101
+    pods.set(pod('p1', version='3'))
+    window.acquire('p2')                           # 99 healthy before it, the budget needs 98
+    with pytest.raises(WaitTimeout, match='PodDisruptionBudget web: 98 healthy pod\\(s\\) not in flight, it needs 98'):
+        window.acquire('p3')
+    deleting = pod('p4', version='4')
+    deleting['metadata']['deletionTimestamp'] = 'now'
+    pods.set(deleting)                             # a terminating pod no longer counts as healthy or unready
+    window.release('p0', True, pod('p0'))
+    with pytest.raises(WaitTimeout, match='98 healthy pod'):
+        window.acquire('p3')
+    assert pods.reads < 110
