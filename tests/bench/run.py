@@ -63,16 +63,11 @@ SCENARIOS = [
     # an image that takes PULL_SECONDS to pull on each node, without and with the role's pre-pull
     ('role Deployment 25% pull', 'role', 'Deployment', '25%', False),
     ('role Deployment 25% pull prepull', 'role', 'Deployment', '25%', False),
-    # the role with Ansible's internal_poll_interval at 10 ms instead of 1 ms (docs/rollouts.md): ansible-playbook
-    # checks for the task's result a tenth as often
-    ('role Deployment 25% poll 10 ms', 'role', 'Deployment', '25%', False),
 ]
 PULL_SECONDS = 5
 PULL_IMAGE = 'registry.example/bench:2.0-slow2-pull%d' % PULL_SECONDS
-# What a scenario changes beyond its SCENARIOS entry: the image it rolls to, the role's variables, ansible-playbook's
-# environment.
+# What a scenario changes beyond its SCENARIOS entry: the image it rolls to, the role's variables.
 VARIANTS = {
-    'role Deployment 25% poll 10 ms': {'env': {'ANSIBLE_INTERNAL_POLL_INTERVAL': '0.01'}},
     'role Deployment 25% batches': {'vars': {'bench_window': False}},
     'role Deployment 25% pull': {'image': PULL_IMAGE},
     'role Deployment 25% pull prepull': {'image': PULL_IMAGE, 'vars': {'bench_prepull': True}},
@@ -141,8 +136,8 @@ class Bench(object):
                 '%d in use. Start it with more: make cluster-down; NODE_MAX_PODS=%d make cluster-up (hack/bench.sh '
                 'does this itself when it starts the cluster)' % (pods, needed, slots, used, per_node))
 
-    def child_env(self, trace, collections=False, more=None):
-        env = dict(os.environ, **(more or {}))
+    def child_env(self, trace, collections=False):
+        env = dict(os.environ)
         env.update(INPLACE_BENCH_TRACE=trace, K8S_AUTH_KUBECONFIG=self.args.kubeconfig, ANSIBLE_NOCOLOR='1',
                    ANSIBLE_COLLECTIONS_PATH=self.args.collections, ANSIBLE_LOCALHOST_WARNING='False',
                    PYTHONPATH=os.pathsep.join([self.args.hook] + ([self.args.collections] if collections else [])))
@@ -191,7 +186,7 @@ class Bench(object):
                 pod_watch = workloads.PodWatch(self.args.kubeconfig, namespace, TIMEOUT + 60)
                 try:
                     rolled = self.rollout(result, namespace, sorted(v['name'] for v in before.values()), image=image,
-                                          extra=variant.get('vars'), env=variant.get('env'))
+                                          extra=variant.get('vars'))
                 finally:
                     events = pod_watch.stop()
                 seconds, missing = measure.unavailable_in_place(events, workloads.OLD_IMAGE)
@@ -217,11 +212,11 @@ class Bench(object):
             self.cluster.delete_namespace(namespace)
         return result
 
-    def rollout(self, result, namespace, names, image=workloads.NEW_IMAGE, drain_seconds=0, run='', extra=None, env=None):
+    def rollout(self, result, namespace, names, image=workloads.NEW_IMAGE, drain_seconds=0, run='', extra=None):
         """An in-place rollout through ansible-playbook; fills wall, CPU, RSS and trace figures and returns
         what floors() (after the pod watch) needs for the floor figures: (request trace, pods in a window or
         batch, whether it rolled through a window, the kubelet's clock of each pod's readiness).
-        ``extra``: more variables for the playbook, ``env``: more environment for ansible-playbook (VARIANTS)."""
+        ``extra``: more variables for the playbook (VARIANTS)."""
         trace = os.path.join(self.args.work, namespace + run + '.trace.jsonl')
         size = batching.batch_size(len(names), result['batch'])
         variables = dict(extra or {})
@@ -235,7 +230,7 @@ class Bench(object):
             extra['bench_gate'] = workloads.GATE
         task = {'role': ROLE_TASK, 'kcore': kcore.TASK}.get(result['method'], IMAGE_TASK)
         command = self.playbook(task, extra, namespace + run)
-        code, wall, cpu, rss = self.spawn(command, self.child_env(trace, more=env), os.path.join(
+        code, wall, cpu, rss = self.spawn(command, self.child_env(trace), os.path.join(
             self.args.work, namespace + run + '.log'))
         entries = measure.load_trace(trace)
         if result['method'] == 'kcore':
@@ -462,17 +457,12 @@ def targets(results):
             ok, 'worst %s: %s s per batch' % (worst['scenario'], worst.get('modules_per_batch')))
         rss = max(r['rss_mib'] for r in inplace)
         found['peak RSS at N=%d (<=150 MiB at 300)' % pods] = verdict(rss <= 150, '%s MiB' % rss)
-        # Judged with Ansible's defaults; the row with internal_poll_interval at 10 ms is told beside.
-        polled = by_name(results, pods, 'role Deployment 25% poll 10 ms')
-        worst = max((r for r in inplace if r is not polled), key=lambda r: r['cpu_ms_per_pod'], default=None)
-        if worst is not None:
-            phases = worst.get('module_cpu_phases')
-            found['Ansible CPU per pod at N=%d (<=10 ms)' % pods] = verdict(
-                worst['cpu_ms_per_pod'] <= 10, 'worst %s: %s ms, of which our module %s ms%s%s' % (
-                    worst['scenario'], worst['cpu_ms_per_pod'], worst.get('module_cpu_ms_per_pod'),
-                    '; its CPU s by phase: ' + ', '.join('%s %s' % item for item in phases.items()) if phases else '',
-                    '; the role with internal_poll_interval 0.01: %s ms (module %s ms)' % (
-                        polled['cpu_ms_per_pod'], polled.get('module_cpu_ms_per_pod')) if polled else ''))
+        worst = max(inplace, key=lambda r: r['cpu_ms_per_pod'])
+        phases = worst.get('module_cpu_phases')
+        found['Ansible CPU per pod at N=%d (<=10 ms)' % pods] = verdict(
+            worst['cpu_ms_per_pod'] <= 10, 'worst %s: %s ms, of which our module %s ms%s' % (
+                worst['scenario'], worst['cpu_ms_per_pod'], worst.get('module_cpu_ms_per_pod'),
+                '; its CPU s by phase: ' + ', '.join('%s %s' % item for item in phases.items()) if phases else ''))
     smallest = min(r['pods'] for r in results)
     first, last = by_name(results, smallest, 'image 25%'), by_name(results, pods, 'image 25%')
     if first and last and pods > smallest:
