@@ -56,9 +56,8 @@ class Window:
         # What the checks read of the watch's pods, kept up to date from its change log (see _refresh): at 1000
         # pods, judging every pod at every turn cost 3 ms of CPU per pod.
         self._serial = None
-        self._live = set()        # the pods not terminating
-        self._unready = set()     # of those, the pods not ready
-        self._selected = [set() for _pdb in self.budgets]   # of those, the pods each budget selects
+        self._unready = set()     # the pods not terminating and not ready
+        self._selected = [set() for _pdb in self.budgets]   # the pods not terminating that each budget selects
 
     # ---- the engine's side
 
@@ -110,7 +109,7 @@ class Window:
         all of them when it cannot tell which (after a new list, for one)."""
         serial, names = self.watcher.changes(self._serial)
         if names is None:
-            self._live, self._unready = set(), set()
+            self._unready = set()
             self._selected = [set() for _pdb in self.budgets]
             for pod in self.watcher.items():
                 self._index(podstate.meta(pod, 'name'), pod)
@@ -122,14 +121,10 @@ class Window:
     def _index(self, name, pod):
         """File pod ``name`` (None: gone) in the pod sets."""
         live = pod is not None and not podstate.is_terminating(pod)
-        labels = podstate.meta(pod, 'labels') if live else None
-        for found, keep in [(self._live, live), (self._unready, live and not podstate.is_ready(pod))] + [
-                (selected, live and selector_matches((pdb.get('spec') or {}).get('selector'), labels))
-                for pdb, selected in zip(self.budgets, self._selected)]:
-            if keep:
-                found.add(name)
-            else:
-                found.discard(name)
+        _file(self._unready, name, live and not podstate.is_ready(pod))
+        for pdb, selected in zip(self.budgets, self._selected):
+            _file(selected, name, live and selector_matches((pdb.get('spec') or {}).get('selector'),
+                                                            podstate.meta(pod, 'labels')))
 
     def _blocked(self, name):
         """Why pod ``name`` may not start now (empty: it may)."""
@@ -189,6 +184,14 @@ class Window:
     def report(self):
         return {'width': self.width, 'max_unavailable': self.max_unavailable, 'halted': self.halted,
                 'waited_seconds': round(self.waited, 3)}
+
+
+def _file(names, name, member):
+    """``name`` in ``names`` when ``member``, else out of it."""
+    if member:
+        names.add(name)
+    else:
+        names.discard(name)
 
 
 def watch_entry(pod, containers):
