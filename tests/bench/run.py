@@ -63,11 +63,17 @@ SCENARIOS = [
     # an image that takes PULL_SECONDS to pull on each node, without and with the role's pre-pull
     ('role Deployment 25% pull', 'role', 'Deployment', '25%', False),
     ('role Deployment 25% pull prepull', 'role', 'Deployment', '25%', False),
+    # the role with Ansible's internal_poll_interval at 10 ms instead of 1 ms (docs/rollouts.md): ansible-playbook
+    # checks for the task's result a tenth as often. Ansible reads this setting from ansible.cfg only: the scenario
+    # writes one and names it in ANSIBLE_CONFIG.
+    ('role Deployment 25% poll 10 ms', 'role', 'Deployment', '25%', False),
 ]
 PULL_SECONDS = 5
 PULL_IMAGE = 'registry.example/bench:2.0-slow2-pull%d' % PULL_SECONDS
-# What a scenario changes beyond its SCENARIOS entry: the image it rolls to, the role's variables.
+# What a scenario changes beyond its SCENARIOS entry: the image it rolls to, the role's variables, the [defaults]
+# of the ansible.cfg ansible-playbook runs with (none: Ansible's defaults).
 VARIANTS = {
+    'role Deployment 25% poll 10 ms': {'config': {'internal_poll_interval': '0.01'}},
     'role Deployment 25% batches': {'vars': {'bench_window': False}},
     'role Deployment 25% pull': {'image': PULL_IMAGE},
     'role Deployment 25% pull prepull': {'image': PULL_IMAGE, 'vars': {'bench_prepull': True}},
@@ -136,12 +142,27 @@ class Bench(object):
                 '%d in use. Start it with more: make cluster-down; NODE_MAX_PODS=%d make cluster-up (hack/bench.sh '
                 'does this itself when it starts the cluster)' % (pods, needed, slots, used, per_node))
 
-    def child_env(self, trace, collections=False):
-        env = dict(os.environ)
+    def child_env(self, trace, collections=False, more=None):
+        env = dict(os.environ, **(more or {}))
         env.update(INPLACE_BENCH_TRACE=trace, K8S_AUTH_KUBECONFIG=self.args.kubeconfig, ANSIBLE_NOCOLOR='1',
                    ANSIBLE_COLLECTIONS_PATH=self.args.collections, ANSIBLE_LOCALHOST_WARNING='False',
                    PYTHONPATH=os.pathsep.join([self.args.hook] + ([self.args.collections] if collections else [])))
         return env
+
+    def ansible_cfg(self, name, defaults):
+        """An ansible.cfg in the work directory with ``defaults`` under [defaults]; its path. Checked with
+        ansible-config: a setting Ansible does not read from there (a typo, an unknown key) fails the scenario."""
+        path = os.path.join(self.args.work, name + '.ansible.cfg')
+        with open(path, 'w') as handle:
+            handle.write('[defaults]\n' + ''.join('%s = %s\n' % item for item in sorted(defaults.items())))
+        dump = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-config'), 'dump', '--only-changed',
+                               '--format', 'json'], env=dict(os.environ, ANSIBLE_CONFIG=path), check=True,
+                              stdout=subprocess.PIPE, universal_newlines=True).stdout
+        read = [entry['name'] for entry in json.loads(dump) if entry.get('origin') == path]
+        if len(read) != len(defaults):
+            raise RuntimeError('ansible-config reads %s of %s from %s' % (
+                ', '.join(read) or 'none', ', '.join(sorted(defaults)), path))
+        return path
 
     def spawn(self, command, env, log):
         """Run a child to its end through the launcher (a small process: the peak RSS is the child's own, see
@@ -186,7 +207,7 @@ class Bench(object):
                 pod_watch = workloads.PodWatch(self.args.kubeconfig, namespace, TIMEOUT + 60)
                 try:
                     rolled = self.rollout(result, namespace, sorted(v['name'] for v in before.values()), image=image,
-                                          extra=variant.get('vars'))
+                                          extra=variant.get('vars'), config=variant.get('config'))
                 finally:
                     events = pod_watch.stop()
                 seconds, missing = measure.unavailable_in_place(events, workloads.OLD_IMAGE)
@@ -212,11 +233,13 @@ class Bench(object):
             self.cluster.delete_namespace(namespace)
         return result
 
-    def rollout(self, result, namespace, names, image=workloads.NEW_IMAGE, drain_seconds=0, run='', extra=None):
+    def rollout(self, result, namespace, names, image=workloads.NEW_IMAGE, drain_seconds=0, run='', extra=None,
+                config=None):
         """An in-place rollout through ansible-playbook; fills wall, CPU, RSS and trace figures and returns
         what floors() (after the pod watch) needs for the floor figures: (request trace, pods in a window or
         batch, whether it rolled through a window, the kubelet's clock of each pod's readiness).
-        ``extra``: more variables for the playbook (VARIANTS)."""
+        ``extra``: more variables for the playbook, ``config``: the [defaults] of an ansible.cfg to run it with
+        (VARIANTS)."""
         trace = os.path.join(self.args.work, namespace + run + '.trace.jsonl')
         size = batching.batch_size(len(names), result['batch'])
         variables = dict(extra or {})
@@ -230,7 +253,8 @@ class Bench(object):
             extra['bench_gate'] = workloads.GATE
         task = {'role': ROLE_TASK, 'kcore': kcore.TASK}.get(result['method'], IMAGE_TASK)
         command = self.playbook(task, extra, namespace + run)
-        code, wall, cpu, rss = self.spawn(command, self.child_env(trace), os.path.join(
+        more = {'ANSIBLE_CONFIG': self.ansible_cfg(namespace + run, config)} if config else None
+        code, wall, cpu, rss = self.spawn(command, self.child_env(trace, more=more), os.path.join(
             self.args.work, namespace + run + '.log'))
         entries = measure.load_trace(trace)
         if result['method'] == 'kcore':
@@ -457,12 +481,17 @@ def targets(results):
             ok, 'worst %s: %s s per batch' % (worst['scenario'], worst.get('modules_per_batch')))
         rss = max(r['rss_mib'] for r in inplace)
         found['peak RSS at N=%d (<=150 MiB at 300)' % pods] = verdict(rss <= 150, '%s MiB' % rss)
-        worst = max(inplace, key=lambda r: r['cpu_ms_per_pod'])
-        phases = worst.get('module_cpu_phases')
-        found['Ansible CPU per pod at N=%d (<=10 ms)' % pods] = verdict(
-            worst['cpu_ms_per_pod'] <= 10, 'worst %s: %s ms, of which our module %s ms%s' % (
-                worst['scenario'], worst['cpu_ms_per_pod'], worst.get('module_cpu_ms_per_pod'),
-                '; its CPU s by phase: ' + ', '.join('%s %s' % item for item in phases.items()) if phases else ''))
+        # Judged with Ansible's defaults; the row with internal_poll_interval at 10 ms is told beside.
+        polled = by_name(results, pods, 'role Deployment 25% poll 10 ms')
+        worst = max((r for r in inplace if r is not polled), key=lambda r: r['cpu_ms_per_pod'], default=None)
+        if worst is not None:
+            phases = worst.get('module_cpu_phases')
+            found['Ansible CPU per pod at N=%d (<=10 ms)' % pods] = verdict(
+                worst['cpu_ms_per_pod'] <= 10, 'worst %s: %s ms, of which our module %s ms%s%s' % (
+                    worst['scenario'], worst['cpu_ms_per_pod'], worst.get('module_cpu_ms_per_pod'),
+                    '; its CPU s by phase: ' + ', '.join('%s %s' % item for item in phases.items()) if phases else '',
+                    '; the role with internal_poll_interval 0.01: %s ms (module %s ms)' % (
+                        polled['cpu_ms_per_pod'], polled.get('module_cpu_ms_per_pod')) if polled else ''))
     smallest = min(r['pods'] for r in results)
     first, last = by_name(results, smallest, 'image 25%'), by_name(results, pods, 'image 25%')
     if first and last and pods > smallest:
