@@ -455,7 +455,7 @@ def targets(results):
     plain, drained = by_name(results, pods, 'image 100%'), by_name(results, pods, 'image 100% drain')
     inplace = [r for r in results if r['pods'] == pods and r['method'] not in ('native', 'kcore') and 'error' not in r]
     # Targets are judged with Ansible's defaults; rows run with other Ansible settings are told beside.
-    inplace, settings = [r for r in inplace if not tuned(r)], [r for r in inplace if tuned(r)]
+    inplace, settings = by_settings(inplace)
     if plain:
         value = plain['client']['pod_writes_per_pod']
         found['writes per pod, no drain (1)'] = verdict(value <= 1, value)
@@ -526,6 +526,17 @@ def tuned(row):
     return bool(VARIANTS.get(row['scenario'], {}).get('config'))
 
 
+def judged(oks):
+    """All of ``oks`` true; None (n/a) when there is none to judge."""
+    oks = list(oks)
+    return all(oks) if oks else None
+
+
+def by_settings(rows):
+    """(the rows run with Ansible's defaults, the rows run with other Ansible settings)."""
+    return [r for r in rows if not tuned(r)], [r for r in rows if tuned(r)]
+
+
 def beside(rows, figure):
     """'; with <settings>: <figure>' for each of ``rows`` (run with other Ansible settings), to follow a target's
     value."""
@@ -553,12 +564,13 @@ def window_targets(results):
                         round(role['wall'] / surge['wall'], 2), surge['wall']) if surge else ''))
     roles = [r for r in results if r['pods'] == sizes[-1] and r['method'] == 'role' and r.get('fixed', {}).get('total')
              is not None and 'error' not in r] if sizes else []
-    if any(not tuned(r) for r in roles):
-        worst = max((r for r in roles if not tuned(r)), key=lambda r: r['fixed']['total'])
+    roles, settings = by_settings(roles)
+    if roles:
+        worst = max(roles, key=lambda r: r['fixed']['total'])
         found['role prepare + finish at N=%d (<=2 s)' % sizes[-1]] = verdict(
             worst['fixed']['total'] <= 2, 'worst %s: %s s (prepare %s s, finish %s s)%s' % (
                 worst['scenario'], worst['fixed']['total'], worst['fixed']['prepare'], worst['fixed']['finish'],
-                beside([r for r in roles if tuned(r)], lambda r: '%s s' % r['fixed']['total'])))
+                beside(settings, lambda r: '%s s' % r['fixed']['total'])))
     for pods in sizes:
         over = []
         # A pull's time lies outside the kubelet floor (before the first write): those rows are left out; so
@@ -575,7 +587,7 @@ def window_targets(results):
             continue
         module = by_name(results, pods, 'image window 25%')
         found['N=%d role overhead above the kubelet floor per step, prepare, finish and Ansible\'s start-up left out '
-              '(<=max(10%%, 1 s))' % pods] = verdict(all(ok for ok, _inside, r in over if not tuned(r)), ', '.join(
+              '(<=max(10%%, 1 s))' % pods] = verdict(judged(ok for ok, _inside, r in over if not tuned(r)), ', '.join(
                   '%s %s s per step (%d steps, floor %s s; %s s with Ansible\'s own time)' % (
                       r['scenario'], inside, r['fixed']['steps'], r['floor'], r['over_per_step'])
                   for _ok, inside, r in over) + ('; the module\'s window: %s s above its floor of %s s' % (
