@@ -121,10 +121,10 @@ class Window:
     def _index(self, name, pod):
         """File pod ``name`` (None: gone) in the pod sets."""
         live = pod is not None and not podstate.is_terminating(pod)
+        labels = podstate.meta(pod, 'labels') if live else None
         _file(self._unready, name, live and not podstate.is_ready(pod))
         for pdb, selected in zip(self.budgets, self._selected):
-            _file(selected, name, live and selector_matches((pdb.get('spec') or {}).get('selector'),
-                                                            podstate.meta(pod, 'labels')))
+            _file(selected, name, live and selector_matches((pdb.get('spec') or {}).get('selector'), labels))
 
     def _blocked(self, name):
         """Why pod ``name`` may not start now (empty: it may)."""
