@@ -43,12 +43,21 @@ YAML
      ANSIBLE_ROLES_PATH=$root/tests/integration/targets \
      ANSIBLE_NOCOLOR=1 \
      "$venv/bin/ansible-playbook" -i localhost, -e "ansible_python_interpreter=$venv/bin/python" \
-       "$work/$target.yml"; then
+       "$work/$target.yml" 2>&1 | tee "$work/$target.log"; then
     passed=$((passed + 1))
   else
     failed=$((failed + 1)); failures+=("$target")
+    # The failing task and its message, kept for the end of the run (a long log is often cut).
+    {
+      echo "--- $target"
+      grep -B2 -A12 -E '^(fatal|failed): |^\[ERROR\]' "$work/$target.log" | cut -c1-400 | head -60 || true
+    } >> "$work/failures.txt"
   fi
 done
-[ ${#failures[@]} -eq 0 ] || echo "failed targets: ${failures[*]}"
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "failed targets: ${failures[*]}"
+  cat "$work/failures.txt"
+  if [ -n "${FAILURES_OUT:-}" ]; then cp "$work/failures.txt" "$FAILURES_OUT"; fi
+fi
 echo "integration: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

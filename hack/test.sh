@@ -10,6 +10,9 @@ export CACHE=${CACHE:-$root/.cache} CLUSTERDIR=${CLUSTERDIR:-$root/.cluster}
 # shellcheck source=hack/stages.sh
 source "$root/hack/stages.sh"
 trap 'hack/cluster.sh down >/dev/null 2>&1 || true' EXIT
+# The failing tasks of the integration targets, repeated after the summary: a long log is often cut.
+export FAILURES_OUT=$CACHE/integration-failures.txt
+rm -f "$FAILURES_OUT"
 
 stage "sanity" hack/sanity.sh
 stage "units" hack/units.sh
@@ -39,4 +42,9 @@ echo "=== summary"
 printf '%s\n' "${results[@]}"
 passed=$(( ${#results[@]} - failed ))
 echo "stages: $passed passed, $failed failed"
+if [ -s "$FAILURES_OUT" ]; then
+  echo
+  echo "=== failed integration targets (their failing tasks)"
+  cat "$FAILURES_OUT"
+fi
 exit $(( failed > 0 ))
