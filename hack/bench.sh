@@ -10,7 +10,8 @@
 #   MERGE=1       keep the rows of OUT that this run does not measure again
 #   PROFILE=dir   every measured Python process (ansible-playbook, our modules) runs under cProfile and writes
 #                 dir/<pid>.prof (read with python -m pstats); slower: its wall and CPU figures are not comparable
-# Starts the local cluster if it is not up, with enough pod slots for the largest N (NODE_MAX_PODS), and
+# Starts the local cluster if it is not up, with enough nodes (NODES) and pod slots (NODE_MAX_PODS) for the
+# largest N, at most 110 pods per node where 15 nodes allow it, and
 # then stops it at the end; a running cluster with too few slots is refused with the command that fixes
 # it. Exits non-zero only when the benchmark itself breaks (a scenario could not be measured), never
 # because a target was missed.
@@ -34,9 +35,15 @@ PY
 
 started=0
 if ! cluster_answers; then
-  # The largest workload plus the native Deployment's 25% surge, over the nodes, with room to spare.
-  nodes=${NODES:-3}
-  slots=$(( (largest + (largest + 3) / 4 + 40 + nodes - 1) / nodes ))
+  # The largest workload plus the native Deployment's 25% surge, with room to spare, over enough nodes
+  # that none holds more than the kubelet's default of 110 pods (at most 15 nodes, the test bed's limit): a
+  # kubelet compares every pod it holds on each pod change it is told of, so 333 pods per node made the
+  # kubelets the 2 cores' largest user and the rollouts slower than the pods' restarts (docs/performance.md).
+  needed=$(( largest + (largest + 3) / 4 + 40 ))
+  nodes=${NODES:-$(( (needed + 109) / 110 ))}
+  nodes=$(( nodes < 3 ? 3 : nodes > 15 ? 15 : nodes ))
+  export NODES=$nodes
+  slots=$(( (needed + nodes - 1) / nodes ))
   export NODE_MAX_PODS=${NODE_MAX_PODS:-$(( slots > 110 ? slots : 110 ))}
   echo "bench: starting the local cluster ($nodes nodes, max $NODE_MAX_PODS pods each)"
   "$root/hack/cluster.sh" up

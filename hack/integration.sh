@@ -47,10 +47,14 @@ YAML
     passed=$((passed + 1))
   else
     failed=$((failed + 1)); failures+=("$target")
-    # The failing task and its message, kept for the end of the run (a long log is often cut).
+    # The failures that were not ignored (the last few), each under its task, kept for the end of the run:
+    # a long log is often cut.
     {
       echo "--- $target"
-      grep -B2 -A12 -E '^(fatal|failed): |^\[ERROR\]' "$work/$target.log" | cut -c1-400 | head -60 || true
+      awk '/^TASK \[/ { task = $0 }
+           pending { if ($0 !~ /^\.\.\.ignoring/) print pending; pending = "" }
+           /^(fatal|failed): |^\[ERROR\]/ { pending = task "\n" substr($0, 1, 800) }
+           END { if (pending) print pending }' "$work/$target.log" | tail -n 12
     } >> "$work/failures.txt"
   fi
 done

@@ -844,7 +844,9 @@ def run(args, started):
         results = merged(args.out, results)
     found = targets(results)
     print('\n' + report(results, found))
-    summary = {'cluster': bench.cluster.version(), 'pods': ','.join(map(str, sorted(set(r['pods'] for r in results)))),
+    nodes, per_node = bench.cluster.nodes()
+    summary = {'cluster': bench.cluster.version(), 'nodes': nodes, 'max_pods_per_node': per_node,
+               'pods': ','.join(map(str, sorted(set(r['pods'] for r in results)))),
                'old_image': workloads.OLD_IMAGE, 'new_image': workloads.NEW_IMAGE, 'targets': found,
                'growth': growth(results), 'results': results}
     with open(args.out, 'w') as handle:
