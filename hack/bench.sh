@@ -39,12 +39,11 @@ if ! cluster_answers; then
   # that none holds more than the kubelet's default of 110 pods (at most 15 nodes, the test bed's limit): a
   # kubelet compares every pod it holds on each pod change it is told of, so 333 pods per node made the
   # kubelets the 2 cores' largest user and the rollouts slower than the pods' restarts (docs/performance.md).
-  needed=$(( largest + (largest + 3) / 4 + 40 ))
-  nodes=${NODES:-$(( (needed + 109) / 110 ))}
-  nodes=$(( nodes < 3 ? 3 : nodes > 15 ? 15 : nodes ))
-  export NODES=$nodes
-  slots=$(( (needed + nodes - 1) / nodes ))
-  export NODE_MAX_PODS=${NODE_MAX_PODS:-$(( slots > 110 ? slots : 110 ))}
+  read -r nodes slots < <(PYTHONPATH=$root/tests/bench "$venv/bin/python" -c \
+    'import sys, measure; print(*measure.cluster_size(int(sys.argv[1]), int(sys.argv[2] or 0)))' \
+    "$(( largest + (largest + 3) / 4 + 40 ))" "${NODES:-}")
+  [ -n "${slots:-}" ] || { echo "bench: could not size the cluster (tests/bench/measure.py cluster_size)" >&2; exit 1; }
+  export NODES=$nodes NODE_MAX_PODS=${NODE_MAX_PODS:-$slots}
   echo "bench: starting the local cluster ($nodes nodes, max $NODE_MAX_PODS pods each)"
   "$root/hack/cluster.sh" up
   started=1

@@ -362,3 +362,11 @@ def aggregate(runs):
     if errors:
         row['errors_in_repeats'] = errors
     return row
+
+
+def cluster_size(pods, nodes=None):
+    """(nodes, pod slots per node) for ``pods``, as hack/bench.sh starts the cluster: at most 110 pods per node
+    (the kubelet's default), 3 to 15 nodes (the test bed's limit), more slots per node only past 15 or when
+    ``nodes`` is given."""
+    nodes = min(15, max(1, nodes)) if nodes else min(15, max(3, -(-pods // 110)))
+    return nodes, max(110, -(-pods // nodes))

@@ -136,11 +136,11 @@ class Bench(object):
         needed = pods + (-(-pods // 4) if native_deployment else 0)
         if slots - used >= needed:
             return None
-        nodes = max(1, len(self.cluster.core.list_node().items))
-        per_node = -(-(needed + used + 10) // nodes)
+        nodes, per_node = measure.cluster_size(needed + used + 10)
         return ('N=%d needs %d free pod slots (with the native Deployment\'s 25%% surge); the cluster has %d, '
-                '%d in use. Start it with more: make cluster-down; NODE_MAX_PODS=%d make cluster-up (hack/bench.sh '
-                'does this itself when it starts the cluster)' % (pods, needed, slots, used, per_node))
+                '%d in use. Start it with more: make cluster-down; NODES=%d NODE_MAX_PODS=%d make cluster-up '
+                '(hack/bench.sh does this itself when it starts the cluster)'
+                % (pods, needed, slots, used, nodes, per_node))
 
     def child_env(self, trace, collections=False, more=None):
         env = dict(os.environ, **(more or {}))

@@ -184,3 +184,14 @@ def test_a_run_with_only_other_ansible_settings_judges_no_target_of_the_role():
     assert [value['status'] for value in per_step] == ['n/a']
     assert 'role prepare + finish at N=1000 (<=2 s)' not in found
     assert 'Ansible CPU per pod at N=1000 (<=10 ms)' not in found
+
+
+@pytest.mark.parametrize('pods, size', [(10, (3, 110)), (330, (3, 110)), (331, (4, 110)), (1290, (12, 110)),
+                                        (1650, (15, 110)), (3790, (15, 253))])
+def test_cluster_size_keeps_nodes_at_the_kubelets_110_pods(pods, size):
+    assert measure.cluster_size(pods) == size
+
+
+def test_cluster_size_with_the_nodes_given():
+    assert measure.cluster_size(1290, nodes=3) == (3, 430)
+    assert measure.cluster_size(100, nodes=5) == (5, 110)
