@@ -24,7 +24,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised by the sanity import test
     URLLIB3_IMPORT_ERROR = exc
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection import kubeconfig
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import kubeconfig, wire
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     REFUSALS, AdmissionDenied, ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
     classify_refusal,
@@ -176,6 +176,8 @@ class Kube:
         self.host = cfg.host.rstrip('/')
         self._cfg = cfg
         self._pool = cfg.pool_manager()
+        if wire.direct(self._pool):   # no proxy: HTTP/1.1 of our own on the same TLS settings (wire.py)
+            self._pool = wire.Connections(self.host, self._pool.connection_pool_kw)
         self._headers = {'Accept': 'application/json', 'User-Agent': 'inplace.k8s'}
         if impersonate_user:
             self._headers['Impersonate-User'] = impersonate_user

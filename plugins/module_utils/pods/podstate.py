@@ -158,10 +158,17 @@ def containers(pod):
 
 
 def find_container(pod, name):
-    """ContainerInfo of the named container or init container, or None."""
-    for info in containers(pod):
-        if info.name == name:
-            return info
+    """ContainerInfo of the named container or init container, or None (as ``containers`` would list it,
+    without building the others: the completion checks ask for one container of a pod many times)."""
+    spec = pod.get('spec') or {}
+    status = pod.get('status') or {}
+    for field, statuses, main in (('initContainers', 'initContainerStatuses', False),
+                                  ('containers', 'containerStatuses', True)):
+        for index, item in enumerate(spec.get(field) or []):
+            if item['name'] == name:
+                found = next((s for s in status.get(statuses) or [] if s.get('name') == name), {})
+                kind = CONTAINER if main else SIDECAR if item.get('restartPolicy') == 'Always' else INIT
+                return ContainerInfo(name, kind, index, item, found)
     return None
 
 
