@@ -5,8 +5,9 @@
 """Request trace for the benchmarks (tests/bench): loaded by every Python process whose PYTHONPATH
 holds this directory, active only when INPLACE_BENCH_TRACE names a file.
 
-When urllib3's pool manager is imported, its ``urlopen`` is wrapped so that each HTTP request the
-process makes (every Kubernetes client goes through it) appends one JSON line to the trace:
+When urllib3's pool manager or our modules' own connections (plugins/module_utils/connection/wire.py) are
+imported, their request method is wrapped so that each HTTP request the process makes (every Kubernetes
+client goes through one of them) appends one JSON line to the trace:
 pid, start time, method, path, whether it is a watch, HTTP status, and the process start time
 (from /proc, 10 ms resolution). The rollout steps' prepare, batch and finish each append a line with
 their start and end (event phase) and the process's CPU seconds at both. A process that makes no request
@@ -116,6 +117,7 @@ class Loader(object):
 
 
 STEPS = 'ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps'
+WIRE = 'ansible_collections.inplace.k8s.plugins.module_utils.connection.wire'
 PHASES = ('prepare', 'batch', 'finish')
 
 
@@ -136,10 +138,17 @@ def timed(original, recorder, phase):
 
 
 def trace_requests(recorder):
-    """Each HTTP request of urllib3's PoolManager (every Kubernetes client goes through it)."""
+    """Each HTTP request of urllib3's PoolManager (the kubernetes client's, and ours through a proxy)."""
     def patch(module):
         module.PoolManager.urlopen = traced(module.PoolManager.urlopen, recorder)
     return PatchHook('urllib3.poolmanager', patch)
+
+
+def trace_wire(recorder):
+    """Each HTTP request of our modules' own connections to an API server they reach directly (wire.py)."""
+    def patch(module):
+        module.Connections.request = traced(module.Connections.request, recorder)
+    return PatchHook(WIRE, patch)
 
 
 def time_steps(recorder):
@@ -166,6 +175,6 @@ def profile(directory):
 
 if TRACE:
     _recorder = Recorder(TRACE)
-    sys.meta_path[:0] = [trace_requests(_recorder), time_steps(_recorder)]
+    sys.meta_path[:0] = [trace_requests(_recorder), trace_wire(_recorder), time_steps(_recorder)]
     if PROFILE:
         profile(PROFILE)
