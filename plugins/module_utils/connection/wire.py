@@ -59,7 +59,7 @@ class Connections:
         self.tls = parts.scheme.lower() == 'https'
         self.hostname = parts.hostname
         self.port = parts.port or (443 if self.tls else 80)
-        self.origin = '%s://%s' % (parts.scheme.lower(), parts.netloc)
+        self.origin = '%s://%s' % (parts.scheme.lower(), parts.netloc.lower())
         self.host_header = ('[%s]' % self.hostname if ':' in self.hostname else self.hostname) + (
             '' if parts.port is None else ':%d' % parts.port)
         self._context = None   # built at the first connection, as urllib3 does: a bad CA fails a request
@@ -137,7 +137,7 @@ class Connections:
         body is read from the answer. The keyword arguments of urllib3's ``request`` that client.py passes
         are taken as it passes them (no preloading, no retries); ``timeout``: a urllib3.Timeout."""
         del preload_content, retries  # always streamed, never retried here (client.py retries)
-        if not url.startswith(self.origin):
+        if url[:len(self.origin)].lower() != self.origin:
             raise ValueError('%s is not on %s' % (url, self.origin))
         target = url[len(self.origin):] or '/'
         connect_timeout = getattr(timeout, 'connect_timeout', None) if timeout is not None else None
@@ -157,9 +157,12 @@ class Connections:
             conn.sock.settimeout(read_timeout)
             conn.sock.sendall(head + body if body else head)
             return Response(self, conn, method)
-        except BaseException as exc:
+        except Exception as exc:
             self._give_back(conn, False)
             raise _broken(exc, 'Connection aborted', self.origin, read_timeout)
+        except BaseException:
+            self._give_back(conn, False)
+            raise
 
 
 class _Connection:

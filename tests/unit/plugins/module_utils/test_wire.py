@@ -227,3 +227,23 @@ def test_other_urls_and_proxies_are_not_for_it():
         pool.request('GET', 'https://other.example/x')
     assert wire.direct(urllib3.PoolManager()) and not wire.direct(urllib3.ProxyManager('http://proxy:3128'))
     assert wire.Connections('https://[fd00::1]:6443/p', {}).host_header == '[fd00::1]:6443'
+
+
+def test_the_scheme_and_host_match_in_any_case(serve):
+    server = serve(lambda line, number: ok(json.dumps({'line': line}).encode()))
+    api = kube(server.port)
+    api.host = 'HTTP://127.0.0.1:%d' % server.port
+    assert api.request('GET', '/x') == {'line': 'GET /x HTTP/1.1'}
+
+
+def test_an_interrupt_is_not_turned_into_a_connection_error(serve, monkeypatch):
+    server = serve(lambda line, number: ok(b'{}'))
+    api = kube(server.port)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt()
+    monkeypatch.setattr(wire, 'Response', interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        api.request('GET', '/x')
+    slots = api._pool.connection_pool_kw['maxsize']
+    assert all(api._pool._slots.acquire(timeout=1) for _slot in range(slots))
