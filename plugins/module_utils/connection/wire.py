@@ -174,6 +174,8 @@ class _Connection:
         """Still open with nothing unread: a kept-alive connection that the server closed (or wrote to)
         while it was idle is readable and is not used again."""
         try:
+            if isinstance(self.sock, ssl.SSLSocket) and self.sock.pending():
+                return False   # decrypted bytes nobody asked for
             if hasattr(select, 'poll'):
                 poller = select.poll()
                 poller.register(self.sock, select.POLLIN)
