@@ -176,7 +176,7 @@ class Kube:
         self.host = cfg.host.rstrip('/')
         self._cfg = cfg
         self._pool = cfg.pool_manager()
-        if wire.direct(self._pool):   # no proxy: HTTP/1.1 of our own on the same TLS settings (wire.py)
+        if wire.direct(self._pool, self.host):   # no proxy: HTTP/1.1 of our own on the same TLS settings (wire.py)
             self._pool = wire.Connections(self.host, self._pool.connection_pool_kw)
         self._headers = {'Accept': 'application/json', 'User-Agent': 'inplace.k8s'}
         if impersonate_user:

@@ -34,10 +34,17 @@ MAX_LINE = 65536       # bytes of a status, header or chunk-size line
 MAX_HEADERS = 200
 
 
-def direct(pool_manager):
-    """True when ``pool_manager`` (kubeconfig.ConnectionSettings.pool_manager) connects without a proxy:
-    such a client can use Connections."""
-    return urllib3 is not None and type(pool_manager) is urllib3.PoolManager   # pylint: disable=unidiomatic-typecheck
+def direct(pool_manager, host):
+    """True when ``pool_manager`` (kubeconfig.ConnectionSettings.pool_manager) connects without a proxy and
+    ``host`` is a plain http(s)://host[:port][/prefix]: such a client can use Connections. Anything else (a host
+    without a scheme, a port that is not a number) stays with urllib3, whose errors client.py words."""
+    if urllib3 is None or type(pool_manager) is not urllib3.PoolManager:   # pylint: disable=unidiomatic-typecheck
+        return False
+    try:
+        parts = urlsplit(host)
+        return parts.scheme.lower() in ('http', 'https') and bool(parts.hostname) and parts.port != 0
+    except ValueError:
+        return False
 
 
 class Headers(dict):
@@ -62,6 +69,7 @@ class Connections:
         self.origin = '%s://%s' % (parts.scheme.lower(), parts.netloc.lower())
         self.host_header = ('[%s]' % self.hostname if ':' in self.hostname else self.hostname) + (
             '' if parts.port is None else ':%d' % parts.port)
+        self.label = 'connection to %s:%d' % (self.hostname, self.port)   # in errors
         self._context = None   # built at the first connection, as urllib3 does: a bad CA fails a request
         self._idle = []
         self._lock = threading.Lock()
@@ -88,9 +96,9 @@ class Connections:
         try:
             sock = socket.create_connection((self.hostname, self.port), timeout=timeout)
         except socket.timeout as exc:
-            raise ConnectTimeoutError(None, 'connection to %s timed out (%s s)' % (self.origin, timeout)) from exc
+            raise ConnectTimeoutError('%s: timed out after %s s' % (self.label, timeout)) from exc
         except OSError as exc:
-            raise NewConnectionError(None, 'failed to connect to %s: %s' % (self.origin, exc)) from exc
+            raise NewConnectionError(self.label, str(exc)) from exc
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.tls:
             try:
@@ -101,7 +109,7 @@ class Connections:
                 raise SSLError(exc) from exc
             except OSError as exc:
                 sock.close()
-                raise NewConnectionError(None, 'TLS handshake with %s failed: %s' % (self.origin, exc)) from exc
+                raise NewConnectionError(self.label, 'TLS handshake failed: %s' % exc) from exc
         return _Connection(sock)
 
     def _take(self, timeout):
@@ -159,7 +167,7 @@ class Connections:
             return Response(self, conn, method)
         except Exception as exc:
             self._give_back(conn, False)
-            raise _broken(exc, 'Connection aborted', self.origin, read_timeout)
+            raise _broken(exc, 'Connection aborted', self.label, read_timeout)
         except BaseException:
             self._give_back(conn, False)
             raise
@@ -192,12 +200,12 @@ class _Connection:
                 pass
 
 
-def _broken(exc, what, origin, read_timeout):
+def _broken(exc, what, label, read_timeout):
     """The urllib3 exception for a failure on a connection: a time-out or a broken connection."""
     if isinstance(exc, urllib3.exceptions.HTTPError):
         return exc
     if isinstance(exc, socket.timeout):
-        return ReadTimeoutError(None, origin, 'read timed out (%s s)' % read_timeout)
+        return ReadTimeoutError(label, None, 'read timed out after %s s' % read_timeout)
     return ProtocolError('%s: %s' % (what, exc), exc)
 
 
@@ -286,7 +294,7 @@ class Response:
                 yield data
         except (OSError, ValueError) as exc:
             self._keep = False
-            raise _broken(exc, 'Connection broken', self._pool.origin, self._conn.sock.gettimeout())
+            raise _broken(exc, 'Connection broken', self._pool.label, self._conn.sock.gettimeout())
 
     def stream(self, amt=4096, decode_content=True):
         """The body in pieces of at most ``amt`` bytes."""
@@ -311,7 +319,7 @@ class Response:
                 yield data
         except (OSError, ValueError) as exc:
             self._keep = False
-            raise _broken(exc, 'Connection broken', self._pool.origin, self._conn.sock.gettimeout())
+            raise _broken(exc, 'Connection broken', self._pool.label, self._conn.sock.gettimeout())
 
     def read(self, amt=None, decode_content=True):
         """The whole body (``amt`` is not supported: the callers read whole answers)."""
@@ -323,7 +331,7 @@ class Response:
                 data = self._conn.reader.read(self._remaining) if self._remaining else b''
             except (OSError, ValueError) as exc:
                 self._keep = False
-                raise _broken(exc, 'Connection broken', self._pool.origin, self._conn.sock.gettimeout())
+                raise _broken(exc, 'Connection broken', self._pool.label, self._conn.sock.gettimeout())
             if len(data) < self._remaining:
                 self._keep = False
                 raise ProtocolError('Connection broken: %d of %d bytes of the body' % (len(data), self._remaining))

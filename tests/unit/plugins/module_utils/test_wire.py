@@ -225,7 +225,23 @@ def test_other_urls_and_proxies_are_not_for_it():
     pool = wire.Connections('https://api.example:6443', {})
     with pytest.raises(ValueError):
         pool.request('GET', 'https://other.example/x')
-    assert wire.direct(urllib3.PoolManager()) and not wire.direct(urllib3.ProxyManager('http://proxy:3128'))
+    assert wire.direct(urllib3.PoolManager(), 'https://api.example:6443/k8s')
+    assert not wire.direct(urllib3.ProxyManager('http://proxy:3128'), 'https://api.example:6443')
+
+
+@pytest.mark.parametrize('host', ['api.example:6443', 'https://:6443', 'ftp://api.example'])
+def test_a_host_it_cannot_read_stays_with_urllib3(host):
+    assert not wire.direct(urllib3.PoolManager(), host)
+
+
+@pytest.mark.parametrize('host', ['https://127.0.0.1:16443x', 'https://127.0.0.1:99999'])
+def test_a_host_with_a_bad_port_gets_urllib3s_clear_error(host):
+    assert not wire.direct(urllib3.PoolManager(), host)
+    kube = client.Kube(client.configuration_from_params({'host': host, 'api_key': 't'}))
+    assert not isinstance(kube._pool, wire.Connections)
+    with pytest.raises(ConfigError) as caught:
+        kube.request('GET', '/version')
+    assert 'cannot reach the API server' in caught.value.msg
     assert wire.Connections('https://[fd00::1]:6443/p', {}).host_header == '[fd00::1]:6443'
 
 
