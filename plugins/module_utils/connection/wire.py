@@ -148,8 +148,8 @@ class Connections:
         if url[:len(self.origin)].lower() != self.origin:
             raise ValueError('%s is not on %s' % (url, self.origin))
         target = url[len(self.origin):] or '/'
-        connect_timeout = getattr(timeout, 'connect_timeout', None) if timeout is not None else None
-        read_timeout = getattr(timeout, 'read_timeout', None) if timeout is not None else None
+        connect_timeout = getattr(timeout, 'connect_timeout', None)
+        read_timeout = getattr(timeout, 'read_timeout', None)
         lines = ['%s %s HTTP/1.1' % (method, target), 'Host: ' + self.host_header]
         lines.extend('%s: %s' % item for item in (headers or {}).items())
         if body is not None or method in ('POST', 'PUT', 'PATCH'):
@@ -237,6 +237,11 @@ class Response:
                 keep = False   # the body ends when the server closes the connection
         self._keep = keep
 
+    def _failed(self, exc):
+        """The urllib3 exception for a read of the body that failed (the connection is not kept)."""
+        self._keep = False
+        return _broken(exc, 'Connection broken', self._pool.label, self._conn.sock.gettimeout())
+
     def _line(self):
         line = self._conn.reader.readline(MAX_LINE + 1)
         if len(line) > MAX_LINE:
@@ -293,8 +298,7 @@ class Response:
                 self._conn.reader.readline(MAX_LINE)
                 yield data
         except (OSError, ValueError) as exc:
-            self._keep = False
-            raise _broken(exc, 'Connection broken', self._pool.label, self._conn.sock.gettimeout())
+            raise self._failed(exc)
 
     def stream(self, amt=4096, decode_content=True):
         """The body in pieces of at most ``amt`` bytes."""
@@ -318,8 +322,7 @@ class Response:
                     self._done = self._remaining == 0
                 yield data
         except (OSError, ValueError) as exc:
-            self._keep = False
-            raise _broken(exc, 'Connection broken', self._pool.label, self._conn.sock.gettimeout())
+            raise self._failed(exc)
 
     def read(self, amt=None, decode_content=True):
         """The whole body (``amt`` is not supported: the callers read whole answers)."""
@@ -330,8 +333,7 @@ class Response:
             try:
                 data = self._conn.reader.read(self._remaining) if self._remaining else b''
             except (OSError, ValueError) as exc:
-                self._keep = False
-                raise _broken(exc, 'Connection broken', self._pool.label, self._conn.sock.gettimeout())
+                raise self._failed(exc)
             if len(data) < self._remaining:
                 self._keep = False
                 raise ProtocolError('Connection broken: %d of %d bytes of the body' % (len(data), self._remaining))

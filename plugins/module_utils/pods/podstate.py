@@ -143,17 +143,24 @@ def _statuses(pod, field):
     return {s.get('name'): s for s in (pod.get('status') or {}).get(field) or []}
 
 
+# (spec field, status field) of the init containers, then of the containers: the order containers() lists them in
+_FIELDS = (('initContainers', 'initContainerStatuses'), ('containers', 'containerStatuses'))
+
+
+def _kind(field, item):
+    if field == 'containers':
+        return CONTAINER
+    return SIDECAR if item.get('restartPolicy') == 'Always' else INIT
+
+
 def containers(pod):
     """Every container and init container of the pod, as ContainerInfo, in spec order."""
     spec = pod.get('spec') or {}
     result = []
-    statuses = _statuses(pod, 'initContainerStatuses')
-    for index, item in enumerate(spec.get('initContainers') or []):
-        kind = SIDECAR if item.get('restartPolicy') == 'Always' else INIT
-        result.append(ContainerInfo(item['name'], kind, index, item, statuses.get(item['name'], {})))
-    statuses = _statuses(pod, 'containerStatuses')
-    for index, item in enumerate(spec.get('containers') or []):
-        result.append(ContainerInfo(item['name'], CONTAINER, index, item, statuses.get(item['name'], {})))
+    for field, status_field in _FIELDS:
+        statuses = _statuses(pod, status_field)
+        for index, item in enumerate(spec.get(field) or []):
+            result.append(ContainerInfo(item['name'], _kind(field, item), index, item, statuses.get(item['name'], {})))
     return result
 
 
@@ -161,14 +168,12 @@ def find_container(pod, name):
     """ContainerInfo of the named container or init container, or None (as ``containers`` would list it,
     without building the others: the completion checks ask for one container of a pod many times)."""
     spec = pod.get('spec') or {}
-    status = pod.get('status') or {}
-    for field, statuses, main in (('initContainers', 'initContainerStatuses', False),
-                                  ('containers', 'containerStatuses', True)):
+    for field, status_field in _FIELDS:
         for index, item in enumerate(spec.get(field) or []):
             if item['name'] == name:
-                found = next((s for s in status.get(statuses) or [] if s.get('name') == name), {})
-                kind = CONTAINER if main else SIDECAR if item.get('restartPolicy') == 'Always' else INIT
-                return ContainerInfo(name, kind, index, item, found)
+                found = next((s for s in (pod.get('status') or {}).get(status_field) or [] if s.get('name') == name),
+                             {})
+                return ContainerInfo(name, _kind(field, item), index, item, found)
     return None
 
 
