@@ -359,3 +359,53 @@ def test_lists_and_watches_drop_managed_fields(monkeypatch):
     monkeypatch.setattr(client.Kube, '_open', lambda self, *args, **kwargs: Stream())
     events = list(kube.watch_pods('shop', '1'))
     assert events == [{'type': 'MODIFIED', 'object': {'metadata': {'name': 'web-0'}, 'spec': {}}}]
+
+
+def _wire(obj):
+    """``obj`` as the API server writes it: compact, fields in their order (metadata.managedFields last)."""
+    return json.dumps(obj, separators=(',', ':')).encode('utf-8')
+
+
+def _pod(name, managed):
+    return {'kind': 'Pod', 'apiVersion': 'v1',
+            'metadata': {'name': name, 'annotations': {'note': 'a "quoted" ],"x":[ value'}, 'managedFields': managed},
+            'spec': {'containers': [{'name': 'app', 'image': 'shop:1'}]}, 'status': {'phase': 'Running'}}
+
+
+MANAGED = [{'manager': 'kubelet', 'operation': 'Update', 'subresource': 'status',
+            'fieldsV1': {'f:status': {'f:conditions': {'k:{"type":"Ready"}': {'.': {}}}}}},
+           {'manager': 'inplace.k8s', 'operation': 'Update', 'fieldsV1': {'f:spec': {}}}]
+
+
+def test_managed_fields_are_cut_before_decoding():
+    """A pod, a list of pods and a watch event decode as they would whole, without managedFields, and the bytes
+    cut are exactly the array (what is left is shorter by its length)."""
+    pod = _pod('web-0', MANAGED)
+    bare = json.loads(json.dumps(pod))
+    del bare['metadata']['managedFields']
+    data = _wire(pod)
+    cut = client.without_managed_fields(data)
+    assert json.loads(cut) == bare
+    assert len(data) - len(cut) == len(b',"managedFields":') + len(_wire(MANAGED))
+    listed = {'kind': 'PodList', 'metadata': {'resourceVersion': '9'},
+              'items': [_pod('web-%d' % i, MANAGED) for i in range(3)] + [_pod('web-3', [])]}
+    decoded = json.loads(client.without_managed_fields(_wire(listed)))
+    assert [item['metadata'] for item in decoded['items']] == [
+        {'name': 'web-%d' % i, 'annotations': pod['metadata']['annotations']} for i in range(4)]
+    event = json.loads(client.without_managed_fields(_wire({'type': 'MODIFIED', 'object': pod})))
+    assert event == {'type': 'MODIFIED', 'object': bare}
+
+
+def test_managed_fields_left_to_the_decoder_when_the_cut_is_not_certain():
+    """Not cut (the same bytes come back): no managedFields; an array with a ']' of its own (here in a string); an
+    array that is not the last field of the metadata; an object without a spec after its metadata."""
+    odd = [{'manager': 'tool [v2]', 'operation': 'Update'}]
+    not_last = {'metadata': {'name': 'x', 'managedFields': MANAGED, 'finalizers': ['a']}, 'spec': {}}
+    revision = {'metadata': {'name': 'r', 'managedFields': MANAGED}, 'data': {}, 'revision': 1}
+    for obj in ({'metadata': {'name': 'x'}, 'spec': {}}, _pod('web-0', odd), not_last, revision):
+        data = _wire(obj)
+        assert client.without_managed_fields(data) is data
+    # in a list, the items that can be cut are, the others are left whole
+    mixed = _wire({'items': [_pod('a', odd), _pod('b', MANAGED)]})
+    items = json.loads(client.without_managed_fields(mixed))['items']
+    assert 'managedFields' in items[0]['metadata'] and 'managedFields' not in items[1]['metadata']
