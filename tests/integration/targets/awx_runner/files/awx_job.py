@@ -95,7 +95,7 @@ def run_job(pdd, ident, cancel_when=None):
     runner = ansible_runner.run(
         private_data_dir=pdd, ident=ident, playbook='playbooks/rollout.yml', quiet=True,
         event_handler=on_event, cancel_callback=cancel, suppress_env_files=True,
-        settings={'pexpect_timeout': 0.5, 'job_timeout': 600})
+        settings={'pexpect_timeout': 0.25, 'job_timeout': 600})
     return runner, events
 
 
