@@ -233,7 +233,7 @@ class Kube:
         """One JSON request; the decoded answer. Transient errors are retried."""
         response = self._open(method, path, query, body, content_type)
         try:
-            return json.loads(without_managed_fields(response.read()))
+            return _decode(response.read())
         finally:
             response.release_conn()
 
@@ -245,10 +245,7 @@ class Kube:
         response = retry_transient()(self._open)('GET', path, query, timeout=(10, read))
         try:
             for line in _lines(response):
-                event = json.loads(without_managed_fields(line))
-                if isinstance(event.get('object'), dict):
-                    _slim(event['object'])
-                yield event
+                yield _decode(line)
         except (urllib3.exceptions.HTTPError, ValueError, OSError):
             response.close()   # a stalled or broken connection is not given back to the pool
             return
@@ -288,7 +285,7 @@ class Kube:
             page = self.request('GET', path, {
                 'labelSelector': label_selector, 'fieldSelector': field_selector,
                 'limit': LIST_PAGE_SIZE, 'continue': token})
-            items.extend(_slim(item) for item in page.get('items') or [])
+            items.extend(page.get('items') or [])
             token = (page.get('metadata') or {}).get('continue')
             if not token:
                 return items, (page.get('metadata') or {}).get('resourceVersion')
@@ -331,7 +328,7 @@ def without_managed_fields(data):
     An array is cut only when the first ']' after its start is followed by the end of the metadata and the spec:
     the array then holds no ']' of its own (no nested array, no string with one), so exactly that array goes, the
     last field of the metadata as the API server writes it. A '"' inside a JSON string is escaped, so none of these
-    markers can come from a value. Anything else is left to the decoder, and ``_slim`` drops the field after it."""
+    markers can come from a value. Anything else is left to the decoder, and ``_decode`` drops the field after it."""
     parts, copied, search = [], 0, 0
     while True:
         begin = data.find(_MANAGED_FIELDS, search)
@@ -348,6 +345,17 @@ def without_managed_fields(data):
         return data
     parts.append(data[copied:])
     return b''.join(parts)
+
+
+def _decode(data):
+    """A JSON answer or watch event (bytes), decoded; no object in it (the answer, its items, an event's object)
+    keeps metadata.managedFields: cut from the bytes where that is certain, dropped after decoding where not."""
+    answer = json.loads(without_managed_fields(data))
+    if isinstance(answer, dict):
+        for obj in [answer, answer.get('object')] + list(answer.get('items') or []):
+            if isinstance(obj, dict):
+                _slim(obj)
+    return answer
 
 
 def _slim(obj):
