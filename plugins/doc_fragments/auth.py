@@ -92,15 +92,35 @@ options:
     type: bool
   impersonate_user:
     description:
-      - User name to act as. Can also be set with E(K8S_AUTH_IMPERSONATE_USER).
+      - User name to act as, as C(kubectl --as). Can also be set with E(K8S_AUTH_IMPERSONATE_USER).
+      - Without it, the user of the kubeconfig context may set one (its C(as) field), as for C(kubectl).
+      - The credentials used need the C(impersonate) verb on C(users) (and on C(groups), C(uids),
+        C(userextras/<key>) for the options below); every request of the run is then authorized as this user.
     type: str
   impersonate_groups:
     description:
-      - Groups to act as. Can also be set with E(K8S_AUTH_IMPERSONATE_GROUPS) (comma-separated).
+      - Groups to act as, as C(kubectl --as-group) (one C(Impersonate-Group) header per group). Can also be set
+        with E(K8S_AUTH_IMPERSONATE_GROUPS) (comma-separated). Needs O(impersonate_user) (or C(as) in the
+        kubeconfig user).
+      - Without it, the kubeconfig user's C(as-groups) apply, as for C(kubectl).
     type: list
     elements: str
+  impersonate_uid:
+    description:
+      - UID to act as, as C(kubectl --as-uid). Can also be set with E(K8S_AUTH_IMPERSONATE_UID). Needs
+        O(impersonate_user). Without it, the kubeconfig user's C(as-uid) applies.
+    type: str
+  impersonate_extra:
+    description:
+      - Extra fields of the user to act as, key -> list of values, as a kubeconfig user's C(as-user-extra)
+        (one C(Impersonate-Extra-<key>) header per value, the key percent-encoded as client-go writes it). Can
+        also be set with E(K8S_AUTH_IMPERSONATE_EXTRA) (JSON). Needs O(impersonate_user).
+      - Its keys replace the same keys of the kubeconfig user's C(as-user-extra); the other keys of it stay.
+    type: dict
 notes:
   - Secrets (O(api_key), O(password), the proxy credentials) are never logged or returned.
+  - A header value (an impersonation option or kubeconfig field, a token, a proxy header) holding a line break
+    or another control character is refused before any request is sent, naming the option.
 requirements:
   - python >= 3.9
   - kubernetes (the Python client) >= 31.0.0

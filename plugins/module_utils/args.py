@@ -40,6 +40,8 @@ AUTH_ARG_SPEC = {
     'persist_config': {'type': 'bool', 'fallback': _env('PERSIST_CONFIG')},
     'impersonate_user': {'type': 'str', 'fallback': _env('IMPERSONATE_USER')},
     'impersonate_groups': {'type': 'list', 'elements': 'str', 'fallback': _env('IMPERSONATE_GROUPS')},
+    'impersonate_uid': {'type': 'str', 'fallback': _env('IMPERSONATE_UID')},
+    'impersonate_extra': {'type': 'dict', 'fallback': _env('IMPERSONATE_EXTRA')},
 }
 
 TARGET_ARG_SPEC = {

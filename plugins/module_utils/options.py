@@ -17,7 +17,7 @@ from collections import namedtuple
 
 CONNECTION_FIELDS = ('kubeconfig', 'context', 'host', 'api_key', 'username', 'password', 'validate_certs', 'ca_cert',
                      'client_cert', 'client_key', 'proxy', 'no_proxy', 'proxy_headers', 'persist_config',
-                     'impersonate_user', 'impersonate_groups')
+                     'impersonate_user', 'impersonate_groups', 'impersonate_uid', 'impersonate_extra')
 
 
 class Connection(namedtuple('Connection', CONNECTION_FIELDS, defaults=(None,) * len(CONNECTION_FIELDS))):

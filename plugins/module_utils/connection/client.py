@@ -24,6 +24,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised by the sanity import test
     URLLIB3_IMPORT_ERROR = exc
 
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import headers as request_headers
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import kubeconfig, wire
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     REFUSALS, AdmissionDenied, ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
@@ -169,34 +170,37 @@ def _error_from_response(status, body, headers):
 class Kube:
     """JSON access to the API server over one connection pool (thread-safe)."""
 
-    def __init__(self, cfg, pool_size=10, impersonate_user=None, impersonate_groups=None):
+    def __init__(self, cfg, pool_size=10):
+        """``cfg``: kubeconfig.ConnectionSettings (whom to act as included: its ``impersonation``). Every header
+        value is checked here and in ``_open`` (headers.py), so a bad one is refused before any request."""
         # Workers share at most MAX_CONNECTIONS connections (+2 for the watches), waiting for a free one:
         # 100 workers would otherwise open up to 100 TLS connections, each a handshake on both sides.
         cfg.connection_pool_maxsize = min(max(pool_size, 4), MAX_CONNECTIONS) + 2
         self.host = cfg.host.rstrip('/')
         self._cfg = cfg
         self._pool = cfg.pool_manager()
+        self._headers = request_headers.static(cfg)   # [(name, value)]: a name given twice is sent twice
+        self._identity = getattr(cfg, 'impersonation', None)
         if wire.direct(self._pool, self.host):   # no proxy: HTTP/1.1 of our own on the same TLS settings (wire.py)
             self._pool = wire.Connections(self.host, self._pool.connection_pool_kw)
-        self._headers = {'Accept': 'application/json', 'User-Agent': 'inplace.k8s'}
-        if impersonate_user:
-            self._headers['Impersonate-User'] = impersonate_user
-        self._groups = list(impersonate_groups or [])
+            self._header_set = list
+        else:   # urllib3 sends each value of an HTTPHeaderDict on its own line
+            request_headers.refuse_joined(self._pool, self.host, self._headers)
+            self._header_set = urllib3.HTTPHeaderDict
+        request_headers.authorization(cfg)
         self.reached = False  # an answer came from the server once: connection errors are then transient
 
     @classmethod
     def connect(cls, connection, pool_size=10):
         """The client of an options.Connection."""
-        return cls(configuration_from_params(connection.settings()), pool_size,
-                   connection.impersonate_user, connection.impersonate_groups)
+        return cls(configuration_from_params(connection.settings()), pool_size)
 
     @property
     def impersonating(self):
-        return 'Impersonate-User' in self._headers or bool(self._groups)
+        return bool(self._identity)
 
     def _open(self, method, path, query=None, body=None, content_type=None, timeout=REQUEST_TIMEOUT):
-        headers = dict(self._headers)
-        headers.update(auth_headers(self._cfg))
+        headers = self._headers + request_headers.authorization(self._cfg)
         url = self.host + path
         query = [(k, v) for k, v in (query or {}).items() if v not in (None, '')]
         if query:
@@ -204,11 +208,10 @@ class Kube:
         data = None
         if body is not None:
             data = json.dumps(body).encode('utf-8')
-            headers['Content-Type'] = content_type or 'application/json'
-        if self._groups:
-            headers['Impersonate-Group'] = ','.join(self._groups)
+            headers.append(('Content-Type', content_type or 'application/json'))
         try:
-            response = self._pool.request(method, url, body=data, headers=headers, preload_content=False,
+            response = self._pool.request(method, url, body=data, headers=self._header_set(headers),
+                                          preload_content=False,
                                           timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]),
                                           retries=False)
         except urllib3.exceptions.SSLError as exc:
@@ -255,12 +258,13 @@ class Kube:
     def api_client(self):
         """A kubernetes ``ApiClient`` with the same configuration and impersonation, for what needs the
         client's own machinery (pods/exec over a websocket)."""
+        identity = [(name, value) for name, value in self._headers if name.startswith('Impersonate-')]
+        if request_headers.repeated(identity):
+            raise ConfigError('the kubernetes client sends one value per header: it cannot act as several groups '
+                              'or with several values of an extra key; drop impersonate_groups/impersonate_extra')
         api = kubeconfig.kubernetes('client').ApiClient(self._cfg.kubernetes_configuration())
-        for key, value in self._headers.items():
-            if key.startswith('Impersonate-'):
-                api.set_default_header(key, value)
-        if self._groups:
-            api.set_default_header('Impersonate-Group', ','.join(self._groups))
+        for name, value in identity:
+            api.set_default_header(name, value)
         return api
 
     # ---- pods

@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover - client.HAS_KUBERNETES reports it
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import impersonation
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConfigError
 
 DEFAULT_SOURCE = 'kubeconfig from K8S_AUTH_KUBECONFIG/KUBECONFIG/~/.kube/config'
@@ -143,8 +144,9 @@ def _reason(exc):
 class ConnectionSettings:
     """The API server (``host``), TLS (verify_ssl, ssl_ca_cert or ca_cert_data, cert_file/key_file,
     tls_server_name), proxy (proxy, no_proxy, proxy_headers) and ``authorization``: a callable giving
-    the Authorization header value (refreshing expiring tokens), or None. The attribute names are the
-    kubernetes ``Configuration``'s."""
+    the Authorization header value (refreshing expiring tokens), or None, set by ``authorization_source`` (an
+    option or a kubeconfig field, for messages). The attribute names are the kubernetes ``Configuration``'s.
+    ``impersonation``: whom to act as (impersonation.Impersonation: the options over the kubeconfig user's)."""
 
     def __init__(self, host=None):
         self.host = host
@@ -158,6 +160,8 @@ class ConnectionSettings:
         self.no_proxy = None
         self.proxy_headers = None
         self.authorization = None
+        self.authorization_source = None
+        self.impersonation = impersonation.Impersonation()
         self.connection_pool_maxsize = None
 
     def auth_headers(self):
@@ -279,12 +283,15 @@ def settings_from_params(params, environ=None):
         elif source == IN_CLUSTER_SOURCE:
             settings = in_cluster_settings(environ)
         else:
-            settings = settings_from_kubeconfig(_documents(kubeconfig, default_paths, environ), context)
+            documents = _documents(kubeconfig, default_paths, environ)
+            settings = settings_from_kubeconfig(documents, context)
             if settings is None:    # exec / auth-provider credentials: the kubernetes loader runs them
                 settings = _kubernetes_loader_settings(kubeconfig, context, params.get('persist_config'), source)
+                settings.impersonation = kubeconfig_impersonation(documents, context)
     except (KubeconfigError, TypeError, ValueError, AttributeError, KeyError, OSError) as exc:
         raise cannot_load(source, exc)
     apply_explicit_options(settings, params)
+    settings.impersonation = impersonation.merged(impersonation.from_options(params), settings.impersonation)
     proxy, no_proxy = _environment_proxy(settings.host, environ)
     settings.proxy = settings.proxy or proxy
     settings.no_proxy = settings.no_proxy or no_proxy
@@ -316,10 +323,10 @@ def apply_explicit_options(settings, params):
         settings.host = params['host']
     if params.get('api_key'):
         header = bearer(params['api_key'])
-        settings.authorization = lambda: header
+        settings.authorization, settings.authorization_source = (lambda: header), 'api_key'
     elif params.get('username') and params.get('password'):
         header = basic_auth(params['username'], params['password'])
-        settings.authorization = lambda: header
+        settings.authorization, settings.authorization_source = (lambda: header), 'username/password'
     if params.get('validate_certs') is not None:
         settings.verify_ssl = params['validate_certs']
     proxy_headers = {k: v for k, v in (params.get('proxy_headers') or {}).items() if v}
@@ -429,7 +436,16 @@ def settings_from_kubeconfig(documents, context=None):
     settings = ConnectionSettings(_string(cluster, 'server', 'cluster', cluster_name))
     _load_cluster(settings, cluster, cluster_name, cluster_base)
     _load_user(settings, user, user_name, user_base)
+    settings.impersonation = impersonation.from_kubeconfig_user(user, user_name)
     return settings
+
+
+def kubeconfig_impersonation(documents, context=None):
+    """Whom the user of ``context`` (checked by settings_from_kubeconfig) asks to act as (``as``, ``as-uid``,
+    ``as-groups``, ``as-user-extra``): for users whose credentials the kubernetes loader makes, which ignores them."""
+    current, merged = merge_kubeconfigs(documents)
+    user_name = merged['contexts'][context or current][0].get('user')
+    return impersonation.from_kubeconfig_user(merged['users'][user_name][0] if user_name else {}, user_name)
 
 
 def _string(entry, key, kind, name):
@@ -492,14 +508,17 @@ def _load_user(settings, user, name, base):
         if base and not os.path.isabs(token_path):
             token_path = os.path.join(base, token_path)
         settings.authorization = TokenFile(token_path, token)
+        settings.authorization_source = 'tokenFile of user %s in the kubeconfig' % name
     elif token:
         header = bearer(token)
         settings.authorization = lambda: header
+        settings.authorization_source = 'token of user %s in the kubeconfig' % name
     else:
         username, password = _string(user, 'username', 'user', name), _string(user, 'password', 'user', name)
         if username and password:
             header = basic_auth(username, password)
             settings.authorization = lambda: header
+            settings.authorization_source = 'username/password of user %s in the kubeconfig' % name
 
 
 # --------------------------------------------------------------------------- in-cluster
@@ -516,6 +535,7 @@ def in_cluster_settings(environ):
         host = '[%s]' % host
     settings = ConnectionSettings('https://%s:%s' % (host, environ['KUBERNETES_SERVICE_PORT']))
     settings.authorization = TokenFile(os.path.join(SERVICE_ACCOUNT_DIR, 'token'))
+    settings.authorization_source = 'the service account token %s' % os.path.join(SERVICE_ACCOUNT_DIR, 'token')
     settings.ssl_ca_cert = os.path.join(SERVICE_ACCOUNT_DIR, 'ca.crt')
     if not os.path.isfile(settings.ssl_ca_cert) or not os.path.getsize(settings.ssl_ca_cert):
         raise KubeconfigError('the service account CA %s is missing or empty' % settings.ssl_ca_cert)
@@ -560,4 +580,5 @@ def _kubernetes_loader_settings(kubeconfig, context, persist_config, source):
                 return setting.get('value') or None
         return None
     settings.authorization = authorization
+    settings.authorization_source = 'the exec plugin or auth-provider of the kubeconfig user'
     return settings

@@ -47,6 +47,19 @@ def direct(pool_manager, host):
         return False
 
 
+def header_lines(headers):
+    """(name, value) of each header line to write: ``headers`` is a list of (name, value) pairs, a urllib3
+    HTTPHeaderDict or a dict; a name given several times (one Impersonate-Group per group) is written once per
+    value, never joined into one line. The values were checked by the client (headers.py): none holds a CR or LF."""
+    if not headers:
+        return []
+    if hasattr(headers, 'iteritems'):   # HTTPHeaderDict: every value of every name
+        return list(headers.iteritems())
+    if isinstance(headers, dict):
+        return list(headers.items())
+    return list(headers)
+
+
 class Headers(dict):
     """Response headers by lower-case name (``get`` takes any case)."""
 
@@ -141,9 +154,10 @@ class Connections:
     # ---- requests
 
     def request(self, method, url, body=None, headers=None, preload_content=False, timeout=None, retries=False):
-        """Send one request (``url``: this server's origin + path?query) and read the status and headers; the
-        body is read from the answer. The keyword arguments of urllib3's ``request`` that client.py passes
-        are taken as it passes them (no preloading, no retries); ``timeout``: a urllib3.Timeout."""
+        """Send one request (``url``: this server's origin + path?query; ``headers``: see header_lines) and read
+        the status and headers; the body is read from the answer. The keyword arguments of urllib3's ``request``
+        that client.py passes are taken as it passes them (no preloading, no retries); ``timeout``: a
+        urllib3.Timeout."""
         del preload_content, retries  # always streamed, never retried here (client.py retries)
         if url[:len(self.origin)].lower() != self.origin:
             raise ValueError('%s is not on %s' % (url, self.origin))
@@ -151,7 +165,7 @@ class Connections:
         connect_timeout = getattr(timeout, 'connect_timeout', None)
         read_timeout = getattr(timeout, 'read_timeout', None)
         lines = ['%s %s HTTP/1.1' % (method, target), 'Host: ' + self.host_header]
-        lines.extend('%s: %s' % item for item in (headers or {}).items())
+        lines.extend('%s: %s' % item for item in header_lines(headers))
         if body is not None or method in ('POST', 'PUT', 'PATCH'):
             lines.append('Content-Length: %d' % len(body or b''))
         head = ('\r\n'.join(lines) + '\r\n\r\n').encode('latin-1')

@@ -57,7 +57,8 @@ def command_for(kube, signal=None, command=None):
     """build_command() for ``kube``, which must not impersonate."""
     if kube.impersonating:
         raise ValidationError('strategy exec cannot impersonate: the kubernetes client opens pods/exec websockets '
-                              'with the authorization header only; drop impersonate_user/impersonate_groups')
+                              'with the authorization header only; drop the impersonate_* options (and as, '
+                              'as-groups of the kubeconfig user)')
     return build_command(signal, command)
 
 

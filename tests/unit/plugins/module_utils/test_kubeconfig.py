@@ -420,8 +420,9 @@ def test_api_client_gets_an_equivalent_configuration(clean_env, tmp_path):
     settings = load({'kubeconfig': config({'certificate-authority-data': b64(CA), 'tls-server-name': 'k8s',
                                            'proxy-url': 'http://proxy:3128'},
                                           {'client-certificate-data': b64(CERT), 'client-key-data': b64(KEY),
-                                           'tokenFile': str(token)}), 'no_proxy': 'localhost'})
-    kube = client.Kube(settings, pool_size=4, impersonate_user='alice', impersonate_groups=['g1', 'g2'])
+                                           'tokenFile': str(token)}), 'no_proxy': 'localhost',
+                     'impersonate_user': 'alice', 'impersonate_groups': ['g1']})
+    kube = client.Kube(settings, pool_size=4)
     api = kube.api_client()
     cfg = api.configuration
     assert (cfg.host, cfg.verify_ssl, cfg.cert_file, cfg.key_file, cfg.tls_server_name, cfg.proxy, cfg.no_proxy,
@@ -433,7 +434,14 @@ def test_api_client_gets_an_equivalent_configuration(clean_env, tmp_path):
     token.write_text('second-token')      # the websocket asks again: the rotated token
     assert cfg.auth_settings()['BearerToken']['value'] == 'Bearer second-token'
     assert api.default_headers['Impersonate-User'] == 'alice'
-    assert api.default_headers['Impersonate-Group'] == 'g1,g2'
+    assert api.default_headers['Impersonate-Group'] == 'g1'
+
+
+def test_api_client_refuses_what_one_value_per_header_cannot_say(clean_env):
+    """The kubernetes ApiClient keeps one value per header: two groups would be joined into one group."""
+    settings = load({'host': SERVER, 'impersonate_user': 'alice', 'impersonate_groups': ['g1', 'g2']})
+    with pytest.raises(ConfigError, match='one value per header'):
+        client.Kube(settings).api_client()
 
 
 def exec_kubeconfig(tmp_path):

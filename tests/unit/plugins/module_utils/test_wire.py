@@ -15,7 +15,7 @@ import time
 import pytest
 import urllib3
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection import client, wire
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import client, errors, wire
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConfigError, TransientError
 
 
@@ -263,3 +263,117 @@ def test_an_interrupt_is_not_turned_into_a_connection_error(serve, monkeypatch):
         api.request('GET', '/x')
     slots = api._pool.connection_pool_kw['maxsize']
     assert all(api._pool._slots.acquire(timeout=1) for _slot in range(slots))
+
+
+# --------------------------------------------------------------------------- impersonation headers
+
+IMPERSONATING = {'impersonate_user': 'u', 'impersonate_groups': ['g1', 'g2'],
+                 'impersonate_extra': {'scopes': ['view', 'edit'], 'acme.com/project': ['shop']}}
+EXPECTED_LINES = ['Impersonate-User: u', 'Impersonate-Group: g1', 'Impersonate-Group: g2',
+                  'Impersonate-Extra-scopes: view', 'Impersonate-Extra-scopes: edit',
+                  'Impersonate-Extra-acme.com%2Fproject: shop']
+
+
+def _identity_lines(head):
+    return [line for line in head if line.lower().startswith('impersonate-')]
+
+
+def test_two_groups_are_two_header_lines_on_our_wire(serve):
+    """wire.py writes one line per group and per extra value, as kubectl sends them: the API server reads
+    'Impersonate-Group: g1,g2' as one group named "g1,g2"."""
+    server = serve(lambda line, number: ok(b'{}'))
+    settings = client.configuration_from_params(dict(IMPERSONATING, host='http://127.0.0.1:%d' % server.port))
+    api = client.Kube(settings)
+    assert isinstance(api._pool, wire.Connections)
+    api.request('GET', '/x')
+    assert _identity_lines(server.heads[0][0]) == EXPECTED_LINES
+    assert api.impersonating
+
+
+def test_header_lines_from_every_shape_of_headers():
+    pairs = [('A', '1'), ('A', '2')]
+    both = urllib3.HTTPHeaderDict()
+    both.add('A', '1')
+    both.add('A', '2')
+    assert wire.header_lines(pairs) == wire.header_lines(both) == pairs
+    assert wire.header_lines({'A': '1'}) == [('A', '1')] and wire.header_lines(None) == []
+
+
+class RecordingPoolManager(urllib3.PoolManager):
+    """urllib3 itself (not wire.py: the client keeps urllib3 for any other pool manager, as for a proxy's),
+    recording the headers it is given."""
+    given = []
+
+    def request(self, method, url, *args, **kwargs):
+        self.given.append(kwargs.get('headers'))
+        return super().request(method, url, *args, **kwargs)
+
+
+def test_two_groups_are_two_header_lines_through_urllib3(serve, monkeypatch):
+    server = serve(lambda line, number: ok(b'{}'))
+    settings = client.configuration_from_params(dict(IMPERSONATING, host='http://127.0.0.1:%d' % server.port))
+    monkeypatch.setattr(settings, 'pool_manager', RecordingPoolManager)
+    RecordingPoolManager.given = []
+    api = client.Kube(settings)
+    assert not isinstance(api._pool, wire.Connections)
+    api.request('GET', '/x')
+    given = RecordingPoolManager.given[0]
+    assert isinstance(given, urllib3.HTTPHeaderDict) and given.getlist('Impersonate-Group') == ['g1', 'g2']
+    assert _identity_lines(server.heads[0][0]) == EXPECTED_LINES
+
+
+def test_a_proxy_that_would_join_the_values_is_refused_before_any_request(serve):
+    server = serve(lambda line, number: ok(b'{}'))
+    settings = client.configuration_from_params(dict(IMPERSONATING, host='http://api.example:8080',
+                                                     proxy='http://127.0.0.1:%d' % server.port))
+    with pytest.raises(errors.ValidationError, match='Impersonate-Group.*one header line per value.*https'):
+        client.Kube(settings)
+    assert server.accepted == 0
+    one = client.configuration_from_params({'host': 'http://api.example:8080', 'impersonate_user': 'u',
+                                            'impersonate_groups': ['g1'], 'proxy': 'http://127.0.0.1:1'})
+    client.Kube(one)   # one value per name: nothing to join
+
+
+@pytest.mark.parametrize('params, named', [
+    ({'impersonate_user': 'u\r\nImpersonate-Group: system:masters'}, 'impersonate_user holds a carriage return'),
+    ({'impersonate_user': 'u', 'impersonate_groups': ['g1', 'g2\n']}, 'impersonate_groups holds a line feed'),
+    ({'impersonate_user': 'u', 'impersonate_uid': 'x\x00'}, 'impersonate_uid holds a NUL'),
+    ({'impersonate_user': 'u', 'impersonate_extra': {'k': ['a\x1b']}}, r'impersonate_extra \(key k\) holds a control'),
+    ({'api_key': 'secret-token\r\nX: y'}, 'api_key holds a carriage return'),
+    ({'proxy_headers': {'user_agent': 'agent\n'}, 'proxy': 'http://127.0.0.1:1'}, 'proxy_headers holds a line feed'),
+])
+def test_a_control_character_in_any_header_value_is_refused_before_any_request(serve, params, named):
+    server = serve(lambda line, number: ok(b'{}'))
+    settings = client.configuration_from_params(dict(params, host='http://127.0.0.1:%d' % server.port))
+    with pytest.raises(errors.ValidationError, match=named) as caught:
+        client.Kube(settings).request('GET', '/x')
+    assert server.accepted == 0 and 'nothing was sent' in caught.value.msg
+    assert 'secret-token' not in caught.value.msg and 'system:masters' not in caught.value.msg
+
+
+def test_a_token_that_turns_bad_later_is_refused_before_its_request(serve, tmp_path):
+    """A token file read again (rotated) is checked at each request, in the same place; its path is named."""
+    server = serve(lambda line, number: ok(b'{}'))
+    token = tmp_path / 'token'
+    token.write_text('good')
+    kubeconfig = {'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'c',
+                  'clusters': [{'name': 'c', 'cluster': {'server': 'http://127.0.0.1:%d' % server.port}}],
+                  'users': [{'name': 'me', 'user': {'tokenFile': str(token)}}],
+                  'contexts': [{'name': 'c', 'context': {'cluster': 'c', 'user': 'me'}}]}
+    api = client.Kube(client.configuration_from_params({'kubeconfig': kubeconfig}))
+    api.request('GET', '/x')
+    token.write_text('bad\x07token-value')
+    api._cfg.authorization._read_at = -1e9   # due for a new read
+    with pytest.raises(errors.ValidationError, match='tokenFile of user me in the kubeconfig holds a control') as caught:
+        api.request('GET', '/y')
+    assert len(server.heads) == 1 and 'token-value' not in caught.value.msg
+
+
+def test_utf8_values_go_as_kubectl_sends_them(serve):
+    server = serve(lambda line, number: ok(b'{}'))
+    api = client.Kube(client.configuration_from_params({'host': 'http://127.0.0.1:%d' % server.port,
+                                                        'impersonate_user': 'j\u00fcrgen', 'impersonate_groups': ['\u30c1\u30fc\u30e0']}))
+    api.request('GET', '/x')
+    lines = _identity_lines(server.heads[0][0])   # the test server decodes bytes as latin-1
+    assert [line.encode('latin-1').decode('utf-8') for line in lines] == [
+        'Impersonate-User: j\u00fcrgen', 'Impersonate-Group: \u30c1\u30fc\u30e0']
