@@ -32,6 +32,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.pods import record
 POLL_SECONDS = 0.25
 SIGNALS = ('SIGTERM', 'SIGINT', 'SIGHUP')
 ORPHAN_POLL_SECONDS = 0.25
+LAUNCHERS = ('ansible-runner', 'ansible-navigator')   # above ansible-playbook, not part of the run's lineage
 
 _current = None
 
@@ -47,31 +48,58 @@ def proc_stat(pid):
 
 
 def _is_ansible(pid):
+    """Is ``pid`` an ansible-core process (ansible-playbook, its workers; not a launcher above it such as
+    ansible-runner, which may outlive the playbook it ran)?"""
     try:
         with open('/proc/%d/cmdline' % pid, 'rb') as handle:
             argv = handle.read().split(b'\0')
     except (IOError, OSError):
         return False
-    return any(os.path.basename(arg.decode('utf-8', 'replace')).startswith('ansible') for arg in argv[:2])
+    names = [os.path.basename(arg.decode('utf-8', 'replace')) for arg in argv[:2]]
+    return any(n.startswith('ansible') and not n.startswith(LAUNCHERS) for n in names)
 
 
-def lineage(pid=None):
-    """The ancestors whose death cancels the run: [(pid, start time)] from the parent of ``pid`` (default:
-    this process) up to the outermost ansible process; the parent alone when there is none (a module run
-    by hand, or on a remote host through ssh)."""
-    chain, outermost = [], None
+def walk(pid=None):
+    """The ancestors of ``pid`` (default: this process), nearest first: [(pid, start time, ansible?, session
+    leader?)], pid 1 included when it is an ansible process (ansible-playbook as a container's first process)."""
+    chain = []
     current = os.getppid() if pid is None else (proc_stat(pid) or (None, 0))[1]
     for _hop in range(64):
-        if current <= 1:
-            break
-        stat = proc_stat(current)
+        stat = proc_stat(current) if current >= 1 else None
         if stat is None:
             break
-        chain.append((current, stat[2]))
-        if _is_ansible(current):
-            outermost = len(chain)
+        ansible = _is_ansible(current)
+        if current == 1 and not ansible:
+            break
+        chain.append((current, stat[2], ansible, _session_leader(current)))
+        if current == 1:
+            break
         current = stat[1]
-    return chain[:outermost] if outermost else chain[:1]
+    return chain
+
+
+def _session_leader(pid):
+    try:
+        return os.getsid(pid) == pid
+    except OSError:
+        return False
+
+
+def lineage(chain):
+    """The ancestors whose death cancels the run: [(pid, start time)] of ``chain`` (walk()) up to the outermost
+    ansible process; the parent alone when there is none (a module run by hand, or on a remote host through
+    ssh)."""
+    found = [index for index, item in enumerate(chain) if item[2]]
+    return [item[:2] for item in chain[:found[-1] + 1 if found else 1]]
+
+
+def orphaned(chain):
+    """Did ansible-playbook end before this module started? ansible-core runs a module from a worker it forked
+    (two ansible processes above the module: the worker, a session leader, and ansible-playbook); a worker that
+    outlived its ansible-playbook (it left its process group: the group's SIGKILL missed it) still starts the
+    module of the task it had, with no ansible process above it."""
+    ansible = [item for item in chain if item[2]]
+    return len(ansible) == 1 and ansible[0][3]
 
 
 def gone(ancestors):
@@ -94,7 +122,7 @@ class Watch:
         self.at = None              # time.time() of the cancel
         self.not_started = []       # pods not started because of the cancel
         self.finished = []          # pods in flight at the cancel, finished since: 'name (status)'
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()   # the signal handler may run while the main thread holds it
         self._stop = threading.Event()
         self._thread = None
         self._handlers = {}
@@ -158,7 +186,11 @@ def start(signals=True):
     """Start the watch of this module run (runner.execute; after the guardian's fork)."""
     global _current
     stop()
-    _current = Watch(lineage()).start(signals)
+    chain = walk()
+    _current = Watch(lineage(chain)).start(signals)
+    if orphaned(chain):
+        _current.cancel('ansible-playbook ended before this module started (its worker, pid %d, outlived it)'
+                        % [item[0] for item in chain if item[2]][0])
     return _current
 
 

@@ -964,6 +964,8 @@ class Rollout:
         attempt()
 
     def run(self):
+        if cancel.cancelled() and not self.check_mode:   # ansible-playbook was gone before this step began
+            raise InplaceError('state %s was not started' % self.params['state'])
         return getattr(self, self.params['state'])()
 
 

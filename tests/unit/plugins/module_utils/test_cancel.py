@@ -99,10 +99,27 @@ def test_a_zombie_or_a_reused_pid_counts_as_gone(child):
 
 
 def test_lineage_starts_at_the_parent_and_holds_start_times(child):
-    chain = cancel.lineage(child.pid)
-    assert chain[0] == (os.getpid(), cancel.proc_stat(os.getpid())[2])
-    assert len(chain) == 1   # no ansible process above: the parent alone
-    assert cancel.lineage()[0][0] == os.getppid()
+    chain = cancel.walk(child.pid)
+    assert chain[0][:2] == (os.getpid(), cancel.proc_stat(os.getpid())[2])
+    assert cancel.lineage(chain) == [chain[0][:2]]   # no ansible process above: the parent alone
+    assert cancel.walk()[0][0] == os.getppid()
+
+
+@pytest.mark.parametrize('chain, ancestors, orphan', [
+    # sh, sh, the worker (a session leader), ansible-playbook, the launcher: the run goes on
+    ([(30, 1, False, False), (20, 1, False, False), (10, 1, True, True), (5, 1, True, True), (2, 1, False, True)],
+     [(30, 1), (20, 1), (10, 1), (5, 1)], False),
+    # ansible-playbook was gone when the worker started the module: cancelled at once
+    ([(30, 1, False, False), (20, 1, False, False), (10, 1, True, True), (1, 1, False, True)],
+     [(30, 1), (20, 1), (10, 1)], True),
+    # ansible-playbook as a container's first process
+    ([(20, 1, False, False), (10, 1, True, True), (1, 1, True, True)], [(20, 1), (10, 1), (1, 1)], False),
+    # no ansible process: by hand, or through ssh on a remote host
+    ([(20, 1, False, False), (10, 1, False, True)], [(20, 1)], False),
+])
+def test_lineage_and_an_orphaned_worker(chain, ancestors, orphan):
+    assert cancel.lineage(chain) == ancestors
+    assert cancel.orphaned(chain) is orphan
 
 
 @pytest.mark.parametrize('name', ['SIGTERM', 'SIGINT'])
