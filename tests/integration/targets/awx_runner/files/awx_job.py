@@ -7,9 +7,9 @@ operator stops it.
 A private data directory with project/ (the playbooks), inventory/, env/extravars and env/envvars,
 the credential as AWX's Kubernetes bearer-token credential injects it (K8S_AUTH_HOST, K8S_AUTH_API_KEY,
 K8S_AUTH_SSL_CA_CERT, K8S_AUTH_VERIFY_SSL; no kubeconfig), env files suppressed as AWX does. Four jobs, each
-to a new image of the same four gated pods, each stopped, then launched again right after (the relaunch):
+to a new image of the same three gated pods, each stopped, then launched again right after (the relaunch):
   plan     canceled through cancel_callback (ansible-runner SIGKILLs ansible-playbook's process group, as on an
-           AWX cancel) as the plan task starts (one call: plan, window, finish);
+           AWX cancel) as the module of the plan starts (one call: plan, window, finish);
   drained  canceled while a pod is drained and another one is done already (one call);
   pause    canceled in the pause between two batches (rollout_pause_seconds, batches of 2);
   sigterm  SIGTERM to ansible-playbook (AWX's graceful stop, Ctrl-C's kin) while a pod is drained (one call).
@@ -43,7 +43,6 @@ import yaml
 from kubernetes import client, config
 
 PROGRESS_TASK = 'Show the progress'
-PLAN_TASK = 'Plan the rollout, hold the controller and update the template'
 PAUSE_TASK = 'Watch the updated pods'
 MARK = 'INPLACE_AWX_TEST_JOB'   # in the job's environment: its processes are found by it
 BOUND = 2.0                     # seconds after the stop within which no pod's change may start
@@ -131,11 +130,11 @@ def playbook_pid():
     raise RuntimeError('ansible-playbook not found')
 
 
-def module_pids(ident):
+def module_pids(ident, module=b'AnsiballZ_'):
     """The module processes of job ``ident`` (AnsiballZ, with the job's mark in their environment)."""
     mark = ('%s=%s' % (MARK, ident)).encode()
     return set(int(pid) for pid in filter(str.isdigit, os.listdir('/proc'))
-               if b'AnsiballZ_' in proc_read(pid, 'cmdline') and mark in proc_read(pid, 'environ').split(b'\0'))
+               if module in proc_read(pid, 'cmdline') and mark in proc_read(pid, 'environ').split(b'\0'))
 
 
 def progress_lines(events):
@@ -235,9 +234,9 @@ def scenario(core, pdd, args, name, image, answers, trigger, check, before):
     moment = {}
 
     def stop_when(events):
-        if moment:
-            return False
-        verdict = trigger(events, lambda: pod_view(core, namespace, gate))
+        if moment:   # ansible-runner asks again until the job ended: a cancel must stay asked
+            return moment['verdict'] is True
+        verdict = trigger(name, events, lambda: pod_view(core, namespace, gate))
         if verdict:
             moment.update(at=time.time(), pids=module_pids(name), view=pod_view(core, namespace, gate),
                           verdict=verdict)
@@ -256,11 +255,13 @@ def scenario(core, pdd, args, name, image, answers, trigger, check, before):
     after = pod_view(core, namespace, gate)
     at_stop = moment['view']
     print('%s: stopped (%s) after %.1fs, status %s; at the stop: on %s %s, drained %s; its modules %s exited %s s '
-          'after the stop; relaunch %s in %.1fs' % (
+          'after the stop, their pods\' changes started at %s s from it; relaunch %s in %.1fs' % (
               name, 'SIGTERM' if moment['verdict'] == 'sigterm' else 'cancel', moment['at'] - t0, first.status,
               image, sorted(n for n, p in at_stop.items() if p['image'] == image),
               sorted(n for n, p in at_stop.items() if p['gate'] == 'False'), sorted(stopped.pids),
-              stopped.exited if stopped.exited is None else round(stopped.exited, 1), second.status, relaunch_seconds))
+              stopped.exited if stopped.exited is None else round(stopped.exited, 1),
+              dict((n, round(t - moment['at'], 1)) for n, t in started_by(stopped.view, stopped.pids).items()),
+              second.status, relaunch_seconds))
     expected = ('failed',) if moment['verdict'] == 'sigterm' else ('canceled',)
     check(first.status in expected, '%s: the job ended %s (status %s)' % (name, expected[0], first.status))
     # Its pods in flight finish (a 5 s start at most here); a pause of 30 s ends at once.
@@ -280,7 +281,7 @@ def scenario(core, pdd, args, name, image, answers, trigger, check, before):
 
 
 def one_done_one_drained(image, verdict):
-    def trigger(_events, view):
+    def trigger(_ident, _events, view):
         pods = view().values()
         done = [p for p in pods if p['image'] == image and p['gate'] == 'True']
         return verdict if done and any(p['gate'] == 'False' for p in pods) else False
@@ -311,13 +312,14 @@ def main(argv):
     one_call = {'rollout_window': 'true'}
     # A 5 s start: a pod stays drained about 5.5 s, long enough for the stop (asked every 0.25 s) to come while it
     # is, even on a loaded machine. The module's cancel watch looks every 0.25 s: its answer comes well within 2 s.
-    scenario(core, pdd, args, 'plan', 'registry.example/web:2.0-slow2', one_call,
-             lambda events, _view: task_started(events, PLAN_TASK), check, before)
+    # The plan: as the rollout's first module starts (job events come too late for this moment).
+    scenario(core, pdd, args, 'plan', 'registry.example/web:2.0-slow1', one_call,
+             lambda ident, _events, _view: bool(module_pids(ident, b'AnsiballZ_rollout_workload')), check, before)
     scenario(core, pdd, args, 'drained', 'registry.example/web:3.0-slow5', one_call,
              one_done_one_drained('registry.example/web:3.0-slow5', True), check, before)
     paused = scenario(core, pdd, args, 'pause', 'registry.example/web:4.0-slow1',
                       {'rollout_window': 'false', 'rollout_batch_size': '2', 'rollout_pause_seconds': 30},
-                      lambda events, _view: task_started(events, PAUSE_TASK), check, before)
+                      lambda _ident, events, _view: task_started(events, PAUSE_TASK), check, before)
     scenario(core, pdd, args, 'sigterm', 'registry.example/web:5.0-slow5', one_call,
              one_done_one_drained('registry.example/web:5.0-slow5', 'sigterm'), check, before)
 
