@@ -9,8 +9,8 @@ ansible-playbook's process group, so neither ansible-runner's cancel (AWX: SIGKI
 group) nor the death of ansible-playbook reaches it, and a module left alone would roll to the end. The watch,
 started by runner.execute() at the module's start, tells a cancelled run in two ways:
 
-- an ancestor died: the processes between the module and the outermost ansible process (the worker, the
-  shells of the local connection, ansible-playbook itself), each known by its pid and its start time in
+- an ancestor died: the processes between the module and the ansible-playbook of its run (the shells of the
+  local connection, the worker, ansible-playbook itself), each known by its pid and its start time in
   /proc (a reused pid is not mistaken for it), looked at every ``POLL_SECONDS`` by a daemon thread;
 - a signal: SIGTERM, SIGINT, SIGHUP (Ctrl-C, a graceful stop; ansible-core passes SIGTERM and SIGINT on to
   the module when its main process gets them) set the watch instead of ending the process at once.
@@ -85,12 +85,25 @@ def _session_leader(pid):
         return False
 
 
+def _run_of(chain):
+    """(first, last) index in ``chain`` (walk()) of the nearest run of ansible processes above the module: the
+    worker and the ansible-playbook that forked it (a playbook started by a task of another playbook stops
+    there: the outer one is not this run); None when there is none."""
+    first = next((index for index, item in enumerate(chain) if item[2]), None)
+    if first is None:
+        return None
+    last = first
+    while last + 1 < len(chain) and chain[last + 1][2]:
+        last += 1
+    return first, last
+
+
 def lineage(chain):
-    """The ancestors whose death cancels the run: [(pid, start time)] of ``chain`` (walk()) up to the outermost
-    ansible process; the parent alone when there is none (a module run by hand, or on a remote host through
-    ssh)."""
-    found = [index for index, item in enumerate(chain) if item[2]]
-    return [item[:2] for item in chain[:found[-1] + 1 if found else 1]]
+    """The ancestors whose death cancels the run: [(pid, start time)] of ``chain`` (walk()) up to this run's
+    ansible-playbook; the parent alone when there is no ansible process (a module run by hand, or on a remote
+    host through ssh)."""
+    found = _run_of(chain)
+    return [item[:2] for item in chain[:found[1] + 1 if found else 1]]
 
 
 def orphaned(chain):
@@ -98,8 +111,8 @@ def orphaned(chain):
     (two ansible processes above the module: the worker, a session leader, and ansible-playbook); a worker that
     outlived its ansible-playbook (it left its process group: the group's SIGKILL missed it) still starts the
     module of the task it had, with no ansible process above it."""
-    ansible = [item for item in chain if item[2]]
-    return len(ansible) == 1 and ansible[0][3]
+    found = _run_of(chain)
+    return found is not None and found[0] == found[1] and chain[found[0]][3]
 
 
 def gone(ancestors):
@@ -190,7 +203,7 @@ def start(signals=True):
     _current = Watch(lineage(chain)).start(signals)
     if orphaned(chain):
         _current.cancel('ansible-playbook ended before this module started (its worker, pid %d, outlived it)'
-                        % [item[0] for item in chain if item[2]][0])
+                        % chain[_run_of(chain)[0]][0])
     return _current
 
 
@@ -221,7 +234,7 @@ def in_flight_done(name, status):
 
 
 def outermost():
-    """The pid of the outermost ansible process above this module (the watch's, else record.playbook_pid())."""
+    """The pid of this run's ansible-playbook (the last of the watch's ancestors, else record.playbook_pid())."""
     if _current is not None and _current.ancestors:
         return _current.ancestors[-1][0]
     return record.playbook_pid()

@@ -115,6 +115,9 @@ def test_lineage_starts_at_the_parent_and_holds_start_times(child):
      [(30, 1), (20, 1), (10, 1)], True),
     # ansible-playbook as a container's first process
     ([(20, 1, False, False), (10, 1, True, True), (1, 1, True, True)], [(20, 1), (10, 1), (1, 1)], False),
+    # a playbook started by a task of another playbook: its run ends at its own ansible-playbook
+    ([(30, 1, False, False), (20, 1, True, True), (10, 1, True, True), (8, 1, False, False), (5, 1, True, True),
+      (4, 1, True, True)], [(30, 1), (20, 1), (10, 1)], False),
     # no ansible process: by hand, or through ssh on a remote host
     ([(20, 1, False, False), (10, 1, False, True)], [(20, 1)], False),
 ])
