@@ -228,7 +228,8 @@ class Stopped:
 
 
 def scenario(core, pdd, args, name, image, answers, trigger, check, before):
-    """Stop job ``name`` when ``trigger(events, view)`` says so, relaunch it right after, check both."""
+    """Stop job ``name`` when ``trigger(name, events so far, view)`` says so (True: cancel, 'sigterm'), relaunch it
+    right after, check both; (the stop, the relaunch's events) or None."""
     repo, namespace, gate, envvars = args
     write_job(pdd, repo, namespace, gate, image, answers, envvars, name)
     moment = {}
