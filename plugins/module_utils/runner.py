@@ -23,7 +23,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations import engi
 from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Connection, ImageChange, ResizeChange, RestartChange, Task,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, guardian, targets
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, drain, guardian, targets
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
 
 
@@ -32,21 +32,30 @@ def execute(module, work):
     kubeconfig dict (args.protect_secrets), require the kubernetes client, call ``work()`` and exit with
     its result (its ``warnings`` become module warnings) or fail with an InplaceError's message. A module
     that drains pods (readiness_gate or drain_label, not in check mode) first forks its guardian
-    (pods.guardian: it puts drained pods back if this process is killed mid-change)."""
+    (pods.guardian: it puts drained pods back if this process is killed mid-change), then every module starts
+    its cancel watch (pods.cancel): once its playbook is cancelled it starts no pod and fails naming them."""
     protect_secrets(module)
     if not HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
     params = module.params
     if not module.check_mode and (params.get('readiness_gate') or params.get('drain_label')):
         guardian.start(lambda: client(params, pool_size=4))
+    watch = cancel.start()   # after the guardian's fork: it starts a thread
     try:
         result = work()
     except InplaceError as exc:
+        if watch.cancelled():
+            exc.details.pop('cancelled', None)
+            module.fail_json(msg='%s; %s' % (watch.message(), exc.msg), cancelled=True, **exc.details)
         module.fail_json(msg=exc.msg, **exc.details)
     finally:
+        cancel.stop()
         guardian.stop()
     for warning in result.pop('warnings', None) or []:
         module.warn(warning)
+    if watch.cancelled():
+        result.pop('msg', None)
+        module.fail_json(msg=watch.message(), cancelled=True, **result)
     module.exit_json(**result)
 
 

@@ -23,7 +23,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
     AdmissionDenied, ApiError, InplaceError, PodFailure, ValidationError, WaitTimeout,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import prepull
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, guardian, plan as planning, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, drain, guardian, plan as planning, podstate, record
 
 # Pod statuses in the result. RESUMED: a run stopped before it set the readiness gate True again
 # (gate False with drain.DRAIN_REASON); this one waited for the containers and set it True.
@@ -246,6 +246,8 @@ class Engine:
         self.sleep = sleep
         self.clock = clock
         self.owner = owner or record.new_owner(pid=os.getpid())
+        # The ansible process of this run: once it is gone a relaunch waits for this one to finish (cancel.py).
+        self.owner.setdefault('playbook', cancel.outermost())
         self.warnings = []
         self._lock = threading.Lock()
         self._started = clock()
@@ -382,11 +384,16 @@ class Engine:
             run.error = {'container': None, 'reason': 'AdmissionDenied', 'message': self._denied}
             return run.finish(FAILED, 'not attempted: %s' % self._denied)
         busy = self._holder(plan.pod)
+        if busy and self._cancelled_owner_gone(run):
+            plan, busy = run.plan, self._holder(run.plan.pod)
         if busy:
             return run.finish(CONFLICT, 'pod %s: %s' % (plan.name, busy))
         resume = self._resumable(plan.pod)
         if plan.action == planning.UNCHANGED and not resume:
             return run.finish(UNCHANGED)
+        if cancel.cancelled():
+            cancel.skipped([plan.name])
+            return run.finish(NOT_STARTED, 'not started: %s' % cancel.cancelled())
         window = self.options.window
         if window is None:
             return self._change(run, resume)
@@ -394,6 +401,8 @@ class Engine:
         try:
             run.timings['turn'] = window.acquire(plan.name)
         except NotStarted as exc:
+            if cancel.cancelled():
+                cancel.skipped([plan.name])
             return run.finish(NOT_STARTED, exc.msg)
         except WaitTimeout as exc:
             run.error = {'container': None, 'reason': 'Blocked', 'message': exc.msg}
@@ -403,8 +412,25 @@ class Engine:
         finally:
             window.release(plan.name, run.status in FINISHED_OK, run.pod)
 
+    def _cancelled_owner_gone(self, run):
+        """A run cancelled on this host still holds the pod (cancel.cancelled_owner): wait, at most wait_timeout,
+        for its module to finish its pods in flight and exit, then plan the pod again; did it exit?"""
+        pid = cancel.cancelled_owner(run.plan.pod, self.owner)
+        if pid is None or not cancel.wait_exit(pid, self.options.wait_timeout or NOT_READY_TIMEOUT):
+            return False
+        pod = self.kube.get_pod(podstate.meta(run.plan.pod, 'namespace'), run.plan.name)
+        run.plan = planning.plan_pod(pod, self.op.desired(pod), self.op.judge)
+        run.pod = pod
+        return True
+
     def _change(self, run, resume):
         """Drain, write, wait, undrain one pod (its turn come)."""
+        try:
+            return self._change_pod(run, resume)
+        finally:
+            cancel.in_flight_done(run.plan.name, run.status)
+
+    def _change_pod(self, run, resume):
         plan = run.plan
         gate = self._gate_of(plan.pod) if plan.action == planning.UPDATE or resume else None
         rec = None
@@ -417,6 +443,11 @@ class Engine:
                 run.gate = dict(gate.report(), observed_not_ready=True, resumed=True)
             elif gate:
                 self._drain(run, gate)
+            if gate and cancel.cancelled():   # drained, nothing written yet: put back as it was
+                cancel.skipped([plan.name])
+                run.finish(NOT_STARTED, 'not started: %s; put back as it was' % cancel.cancelled())
+                self._finish_record(run, run.claim, record.FAILED, error=run.reason)
+                return run
             rec = run.record = self._write(run)
             groups = self.op.steps(run.plan) if run.written else None
             if groups is not None:
@@ -568,7 +599,7 @@ class Engine:
     def _undrain(self, run, gate):
         latest = self.watcher.get(run.plan.name) or run.pod
         policy = self.options.gate_on_failure
-        ok = run.status in FINISHED_OK + (CONFLICT,) or policy == 'restore' or (
+        ok = run.status in FINISHED_OK + (CONFLICT, NOT_STARTED) or policy == 'restore' or (
             policy == 'restore_if_healthy' and podstate.containers_healthy(latest))
         if not ok:
             run.gate['message'] = 'left drained: the pod is not healthy after the failure'

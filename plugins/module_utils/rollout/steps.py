@@ -38,7 +38,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations.resize impo
 from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Drain, ImageChange, ResizeChange, RestartChange, Strategy, Target, Task, Wait,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, plan, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, drain, plan, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.images import satisfies
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import (
     DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK,
@@ -435,6 +435,12 @@ class Rollout:
         if not names:
             raise ValidationError('state batch needs names: the pods of the batch')
         self._synced = None
+        if cancel.cancelled():   # the run was cancelled (pods.cancel): nothing of this batch starts
+            cancel.skipped(names)
+            out = self.result([], failed_pods=[], blocked=[], verified={}, relabelled=[], undrained=[],
+                              not_started=list(names), recreated=[], timings={})
+            out.update(progress=self.progress_lines(names, out), halt=True)
+            return out
         unhealthy = self._watch_failures()
         if unhealthy:
             # A pod counted done earlier is failing now: nothing of this batch is written.
@@ -569,8 +575,10 @@ class Rollout:
             for key in ('failed_pods', 'not_started', 'recreated'):
                 run[key].extend(step.get(key) or [])
             run['timings'].update(step.get('timings') or {})
-            if step['halt']:
+            if step['halt'] or cancel.cancelled():
                 run['stopped'] = True
+                if cancel.cancelled():
+                    cancel.skipped([name for later in batches[index + 1:] for name in later])
                 break
         self.params = base
         if not run['stopped']:
@@ -699,6 +707,8 @@ class Rollout:
                 len(self.watched), seconds))
         deadline = self.clock() + seconds
         while True:
+            if cancel.cancelled():   # the pause of a cancelled run ends now (pods.cancel)
+                return self.result([], failed_pods=[], watched=len(self.watched), message=cancel.cancelled())
             self._renew()
             failed = self._watch_failures()
             remaining = deadline - self.clock()
@@ -954,6 +964,8 @@ class Rollout:
         attempt()
 
     def run(self):
+        if cancel.cancelled() and not self.check_mode:   # ansible-playbook was gone before this step began
+            raise InplaceError('state %s was not started' % self.params['state'])
         return getattr(self, self.params['state'])()
 
 

@@ -25,7 +25,7 @@ import time
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import CONFLICT, FAILED, NotStarted
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import selector_matches
 
 POLL_SECONDS = 0.2    # how often a waiting pod looks at the watch's pods again (a finished pod wakes it at once)
@@ -69,6 +69,8 @@ class Window:
             while True:
                 if self.halted is None:
                     self._check_health()
+                if cancel.cancelled():   # the run was cancelled: no pod starts any more (pods.cancel)
+                    raise NotStarted('not started: %s' % cancel.cancelled())
                 if self.halted is not None:
                     raise NotStarted('not started: the window halted: %s' % self.halted)
                 reasons = self._blocked(name)

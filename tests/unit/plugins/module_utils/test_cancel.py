@@ -1,0 +1,274 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""The cancel watch (pods.cancel) and what the engine and the window do once a run is cancelled."""
+
+import copy
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import NotStarted
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, drain, record
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import Window
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load, spec_of
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
+
+GATE = 'inplace.k8s/ready'
+NEW = 'registry.example/app:2.0'
+
+
+def pods(count):
+    result = []
+    for index in range(count):
+        pod = load('pod_web.json')
+        pod['metadata']['name'] = 'web-%d' % index
+        pod['metadata']['uid'] = 'uid-%d' % index
+        result.append(pod)
+    return result
+
+
+def run(cluster, **changes):
+    values = dict(check_mode=False, wait=True, wait_timeout=30, max_concurrency=1, readiness_gate=None,
+                  drain_seconds=0, require_readiness_gate=False, gate_on_failure='keep_false',
+                  on_failure='stop', min_ready_seconds=0)
+    values.update(changes)
+    runner = engine.Engine(cluster, ImageOperation({'app': NEW}), engine.Options(**values), FakeWatcher(cluster),
+                           sleep=lambda seconds: None)
+    listed = [copy.deepcopy(p) for p in sorted(cluster.pods.values(), key=lambda p: p['metadata']['name'])]
+    return runner.run(listed)
+
+
+@pytest.fixture
+def watch(monkeypatch):
+    """A watch of no ancestor, without signal handlers, as this process's."""
+    current = cancel.Watch([])
+    monkeypatch.setattr(cancel, '_current', current)
+    return current
+
+
+@pytest.fixture
+def child():
+    process = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])
+    yield process
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+def wait_until(check, seconds=5.0):
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return check()
+
+
+# ---- the watch
+
+def test_an_ancestor_that_dies_cancels_within_the_poll(child):
+    started = cancel.proc_stat(child.pid)[2]
+    current = cancel.Watch([(child.pid, started)], poll=0.05).start(signals=False)
+    try:
+        time.sleep(0.2)
+        assert current.cancelled() is None   # alive: nothing
+        killed = time.monotonic()
+        child.kill()
+        assert wait_until(current.cancelled, 2.0)
+        assert time.monotonic() - killed < 1.0
+        assert current.cancelled() == 'ansible-playbook (pid %d) ended' % child.pid
+    finally:
+        current.stop()
+
+
+def test_a_zombie_or_a_reused_pid_counts_as_gone(child):
+    started = cancel.proc_stat(child.pid)[2]
+    assert cancel.gone([(child.pid, started)]) is None
+    assert cancel.gone([(child.pid, started + 1)]) == child.pid   # the pid now names another process
+    child.kill()
+    assert wait_until(lambda: cancel.gone([(child.pid, started)]) == child.pid)   # a zombie before it is reaped
+    child.wait()
+    assert cancel.gone([(child.pid, started)]) == child.pid
+
+
+def test_lineage_starts_at_the_parent_and_holds_start_times(child):
+    chain = cancel.walk(child.pid)
+    assert chain[0][:2] == (os.getpid(), cancel.proc_stat(os.getpid())[2])
+    assert cancel.lineage(chain) == [chain[0][:2]]   # no ansible process above: the parent alone
+    assert cancel.walk()[0][0] == os.getppid()
+
+
+@pytest.mark.parametrize('chain, ancestors, orphan', [
+    # sh, sh, the worker (a session leader), ansible-playbook, the launcher: the run goes on
+    ([(30, 1, False, False), (20, 1, False, False), (10, 1, True, True), (5, 1, True, True), (2, 1, False, True)],
+     [(30, 1), (20, 1), (10, 1), (5, 1)], False),
+    # ansible-playbook was gone when the worker started the module: cancelled at once
+    ([(30, 1, False, False), (20, 1, False, False), (10, 1, True, True), (1, 1, False, True)],
+     [(30, 1), (20, 1), (10, 1)], True),
+    # ansible-playbook as a container's first process
+    ([(20, 1, False, False), (10, 1, True, True), (1, 1, True, True)], [(20, 1), (10, 1), (1, 1)], False),
+    # a playbook started by a task of another playbook: its run ends at its own ansible-playbook
+    ([(30, 1, False, False), (20, 1, True, True), (10, 1, True, True), (8, 1, False, False), (5, 1, True, True),
+      (4, 1, True, True)], [(30, 1), (20, 1), (10, 1)], False),
+    # no ansible process: by hand, or through ssh on a remote host
+    ([(20, 1, False, False), (10, 1, False, True)], [(20, 1)], False),
+])
+def test_lineage_and_an_orphaned_worker(chain, ancestors, orphan):
+    assert cancel.lineage(chain) == ancestors
+    assert cancel.orphaned(chain) is orphan
+
+
+@pytest.mark.parametrize('name', ['SIGTERM', 'SIGINT'])
+def test_a_signal_cancels_instead_of_ending_the_process(name):
+    number = getattr(signal, name)
+    before = signal.getsignal(number)
+    current = cancel.Watch([]).start()
+    try:
+        os.kill(os.getpid(), number)
+        assert wait_until(current.cancelled, 2.0)
+        assert current.cancelled() == '%s received' % name
+    finally:
+        current.stop()
+    assert signal.getsignal(number) == before
+
+
+def test_the_message_names_the_pods(watch):
+    watch.cancel('SIGTERM received')
+    watch.cancel('a later reason')   # the first one counts
+    watch.skipped(['web-3', 'web-2'])
+    watch.done('web-1', 'updated')
+    assert watch.message().startswith('cancelled (SIGTERM received): 2 pod(s) not started (web-2, web-3), in-flight '
+                                      'pods finished: web-1 (updated);')
+
+
+# ---- the engine and the window
+
+def test_a_cancelled_run_starts_no_pod(watch):
+    cluster = FakeCluster(pods(3))
+    watch.cancel('SIGTERM received')
+    result = run(cluster, readiness_gate=GATE)
+    assert [p['status'] for p in result['pods']] == ['not_started'] * 3
+    assert not [c for c in cluster.calls if c[0] == 'patch']
+    assert sorted(watch.not_started) == ['web-0', 'web-1', 'web-2']
+
+
+def test_the_pod_in_flight_finishes_and_no_other_starts(watch, monkeypatch):
+    cluster = FakeCluster(pods(3))
+    original = ImageOperation.write
+
+    def write(self, kube, pod, pod_plan, rec):
+        written = original(self, kube, pod, pod_plan, rec)
+        watch.cancel('ansible-playbook (pid 1) ended')   # the cancel comes right after the first pod's write
+        return written
+    monkeypatch.setattr(ImageOperation, 'write', write)
+    result = run(cluster, readiness_gate=GATE)
+    assert [p['status'] for p in result['pods']] == ['updated', 'not_started', 'not_started']
+    assert drain.gate_status(cluster.pods['web-0'], GATE) == 'True'   # finished and put back
+    assert watch.finished == ['web-0 (updated)'] and sorted(watch.not_started) == ['web-1', 'web-2']
+    assert [spec_of(cluster.pods[n], 'app')['image'] for n in ('web-1', 'web-2')] == \
+        ['registry.example/app:1.0'] * 2
+
+
+def test_a_pod_drained_at_the_cancel_is_put_back_as_it_was(watch, monkeypatch):
+    """Even under gate_on_failure keep_false: a cancel never leaves a pod drained."""
+    cluster = FakeCluster(pods(2))
+    original = drain.set_gate
+
+    def set_gate(kube, pod, gate, ready, *args, **kwargs):
+        answer = original(kube, pod, gate, ready, *args, **kwargs)
+        if not ready:
+            watch.cancel('SIGINT received')
+        return answer
+    monkeypatch.setattr(drain, 'set_gate', set_gate)
+    result = run(cluster, readiness_gate=GATE)
+    assert [p['status'] for p in result['pods']] == ['not_started', 'not_started']
+    assert 'put back as it was' in result['pods'][0]['reason']
+    pod = cluster.pods['web-0']
+    assert drain.gate_status(pod, GATE) == 'True'
+    assert spec_of(pod, 'app')['image'] == 'registry.example/app:1.0'
+    rec = record.get(pod, 'image')
+    assert rec['state'] == 'failed' and 'SIGINT' in rec['error']   # holds nothing: a relaunch takes it at once
+    assert record.holder(rec, record.new_owner()) is None
+
+
+def test_the_window_lets_no_pod_start_once_cancelled(watch):
+    window = Window(FakePods(), width=2, timeout=10)
+    assert window.acquire('a') == 0
+    watch.cancel('SIGTERM received')
+    with pytest.raises(NotStarted, match='SIGTERM received'):
+        window.acquire('b')
+
+
+class FakePods:
+    def items(self):
+        return []
+
+    def get(self, name):
+        return None
+
+    def changes(self, serial):
+        return 0, []
+
+
+# ---- the relaunch right after a cancel
+
+def test_a_relaunch_waits_for_the_cancelled_module_then_resumes(child, watch):
+    """The cancelled module (alive: ``child``) still holds the pod; its ansible-playbook is gone. The relaunch
+    waits for it to exit, then updates the pod instead of refusing it as another run's."""
+    watch.stop()
+    cancel._current = None
+    pod = pods(1)[0]
+    owner = dict(record.new_owner(run_id='cancelled'), pid=child.pid, playbook=2 ** 22 + 4321)
+    rec = record.claim(record.begin(pod, 'image', {'app': NEW}, {'app': {'image': 'registry.example/app:1.0'}}),
+                       owner, 600)
+    pod['metadata'].setdefault('annotations', {})[record.ANNOTATION] = record.encode(pod, 'image', rec)
+    cluster = FakeCluster([pod])
+    assert cancel.cancelled_owner(pod, record.new_owner()) == child.pid
+    threading.Timer(0.5, child.kill).start()
+    since = time.monotonic()
+    result = run(cluster)
+    assert result['pods'][0]['status'] == 'updated'
+    assert time.monotonic() - since >= 0.4
+    assert record.get(cluster.pods['web-0'], 'image')['owner']['run'] != 'cancelled'
+
+
+def test_a_live_run_still_refuses_the_pod(child):
+    pod = pods(1)[0]
+    owner = dict(record.new_owner(run_id='other'), pid=child.pid, playbook=child.pid)   # its playbook runs
+    rec = record.claim(record.begin(pod, 'image', {'app': NEW}, {}), owner, 600)
+    pod['metadata'].setdefault('annotations', {})[record.ANNOTATION] = record.encode(pod, 'image', rec)
+    assert cancel.cancelled_owner(pod, record.new_owner()) is None
+    result = run(FakeCluster([pod]))
+    assert result['pods'][0]['status'] == 'conflict'
+
+
+# ---- the rollout's steps
+
+def test_a_pause_ends_at_once_and_a_batch_starts_nothing_once_cancelled(watch, monkeypatch):
+    from ansible_collections.inplace.k8s.plugins.module_utils import runner
+    from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
+    from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils import test_rollout as fixtures
+    monkeypatch.setattr(runner, 'PodWatcher', fixtures.Watcher)
+    kube = fixtures.Kube()
+    clock = fixtures.Clock()
+    first = Rollout(kube, fixtures.params(images={'app': NEW}, names=['web-0']), clock=clock, sleep=clock.sleep).run()
+    watch.cancel('SIGTERM received')
+    clock = fixtures.Clock()
+    paused = Rollout(kube, fixtures.params(state='watch', seconds=30, watch=first['verified'], images={'app': NEW}),
+                     clock=clock, sleep=clock.sleep)
+    assert paused.watch()['message'] == 'SIGTERM received' and clock.now == 0
+    writes = len(kube.writes())
+    step = Rollout(kube, fixtures.params(images={'app': NEW}, names=['web-1', 'web-2']), clock=clock,
+                   sleep=clock.sleep).batch()
+    assert step['not_started'] == ['web-1', 'web-2'] and step['halt'] is True
+    assert len(kube.writes()) == writes and watch.not_started == ['web-1', 'web-2']
+    with pytest.raises(InplaceError, match='state batch was not started'):
+        Rollout(kube, fixtures.params(images={'app': NEW}, names=['web-1']), clock=clock, sleep=clock.sleep).run()
