@@ -223,3 +223,18 @@ def test_an_explicit_release_still_hands_the_controller_back():
     set_template_image(kube, 'StatefulSet', WRITER)
     released = step(kube, 'release', images={'app': NEW})
     assert released['changed'] is True and rec(kube)['state'] == 'released'
+
+
+def test_after_a_native_update_kept_by_a_partition_the_run_starts_from_the_current_revision():
+    # kubectl set image under partition 2 (no record of ours): web-2 and web-3 replaced natively; our run to the
+    # same image with partition 0 takes "before" from status.currentRevision, so web-0 and web-1 are not another
+    # writer's.
+    kube = FakeApps([workload('StatefulSet', replicas=4, strategy={'type': 'RollingUpdate',
+                                                                   'rollingUpdate': {'partition': 2}})])
+    set_template_image(kube, 'StatefulSet', NEW)
+    assert images(kube) == {'web-0': OLD, 'web-1': OLD, 'web-2': NEW, 'web-3': NEW} and not converged(kube)
+    kept = uids(kube)
+    prepared, finished = run_all(kube, 'StatefulSet', images={'app': NEW}, partition='0')
+    assert rec(kube)['before'] == {'images': {'app': OLD}, 'resources': {}}
+    assert prepared['batches'] == [['web-0'], ['web-1']] and finished['old'] == [] and converged(kube)
+    assert uids(kube) == kept and strategy(kube)['rollingUpdate'] == {'partition': 0}
