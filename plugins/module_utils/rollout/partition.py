@@ -94,6 +94,9 @@ def partition_note(kind, namespace, name, saved, final):
     """The message saying that the StatefulSet's partition is the user's setting now (None when unchanged)."""
     if final == saved:
         return None
+    if not final:
+        return ('%s %s/%s: spec.updateStrategy.rollingUpdate.partition is now 0 (rollout_partition; it was %d): the '
+                'controller updates every ordinal again, as the partition is your setting' % (kind, namespace, name, saved))
     return ('%s %s/%s: spec.updateStrategy.rollingUpdate.partition is now %d (rollout_partition; it was %d): the '
             'controller keeps ordinals below %d on their revision, as after a native update; it is your setting '
             'from now on - a rollout with rollout_partition 0 (or kubectl patch) lowers it'
