@@ -9,7 +9,7 @@ NODES      ?= 3
 PODS       ?= 10
 REPEAT     ?= 1
 SOAK_FAULTS ?= 55
-SOAK_SEED   ?= 19
+SOAK_SEED   ?=
 SOAK_PODS   ?= 30
 CLUSTER_BIN := $(CACHE)/bin/cluster
 PYTHON     ?= $(shell hack/find-python.sh)
@@ -25,7 +25,7 @@ help:
 	@echo "make cluster-up      start the local Kubernetes (kubeconfig: .cluster/kubeconfig)"
 	@echo "make cluster-down    stop it; make cluster-status shows it"
 	@echo "make bench PODS=10,100 REPEAT=1  benchmarks on the local cluster"
-	@echo "make soak SOAK_FAULTS=55 SOAK_SEED=19 SOAK_PODS=30  chaos soak of the rollout role on the running local cluster"
+	@echo "make soak SOAK_FAULTS=55 SOAK_SEED= SOAK_PODS=30  chaos soak (a random seed unless SOAK_SEED is set) of the rollout role on the running local cluster"
 
 venv: $(VENV)/.done
 $(VENV)/.done: requirements.txt requirements-dev.txt requirements-test.txt hack/venv.sh

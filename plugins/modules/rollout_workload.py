@@ -126,7 +126,12 @@ options:
     type: int
     default: 0
   partition:
-    description: This many pods (count or percentage) at the end of the order stay on the old version.
+    description:
+      - Pods (count or percentage, rounded down) left on the version they run. StatefulSet - as its
+        C(spec.updateStrategy.rollingUpdate.partition) - the ordinals below it, the others updated highest ordinal
+        first; finish leaves the native partition at it (the user's setting from then on). Not given, the
+        StatefulSet's own partition. Under OnDelete the lowest ordinals are kept and no partition is written.
+      - Other kinds - this many pods at the end of the order. See docs/rollouts.md, "Partitions".
     type: str
   canary:
     description: Size (count or percentage) of a first batch.

@@ -804,10 +804,10 @@ class Soak(object):
             summary['violations_total']))
         print()
         print('invariant violations: %s' % ', '.join('%s %d' % kv for kv in summary['violations'].items()))
-        print('seed %d, %d pods per workload (Deployment + StatefulSet), batch %s, %d scenarios, %d faults, '
-              'all converged: %s, wall %.0f s' % (summary['seed'], summary['pods_per_workload'], summary['batch'],
-                                                  summary['scenarios'], summary['faults'], summary['converged'],
-                                                  summary['wall_seconds']))
+        print('seed %d (replay with SOAK_SEED=%d), %d pods per workload (Deployment + StatefulSet), batch %s, '
+              '%d scenarios, %d faults, all converged: %s, wall %.0f s' % (
+                  summary['seed'], summary['seed'], summary['pods_per_workload'], summary['batch'],
+                  summary['scenarios'], summary['faults'], summary['converged'], summary['wall_seconds']))
 
 
 def summarize(lines):

@@ -44,11 +44,11 @@ from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import (
     DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, guard, partition
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_converged, pod_matches
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.leftovers import undrain_leftovers
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import selector_matches, selector_string
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout.templates import change_ops, snapshot, template_refusals
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.templates import change_ops, template_refusals
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import Window, watch_entry, watch_failures
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import Workload, write_record
 
@@ -82,6 +82,7 @@ class Rollout:
         self._synced = None   # the last sync of batch(): (result, pods)
         self._pending = {}    # pending(): (uid, resourceVersion) -> its answer
         self._listing = None  # prepare's list of the workload's pods (items, resourceVersion), for the first window
+        self._partition = None   # a StatefulSet's partition in this run (rollout/partition.py), set by prepare
         # The role calls one module per step: the run is its run_id and the ansible-playbook process.
         pid = record.playbook_pid()
         self.owner = record.new_owner(params.get('run_id') or ('playbook-%s' % pid if pid else None), pid=pid)
@@ -230,8 +231,9 @@ class Rollout:
             self._listing = self.kube.list_pods(w.namespace, w.selector())
             pods = w.pods(self._listing[0])
             template_changes = w.set_template(self.images, self.resources, check_mode=True)
-            pending = [p for p in pods if self.pending(p)]
-            changed = bool(pending or template_changes or resuming)
+            kept, moved = self._sts_partition(w, rec if resuming else None, pods)
+            pending = [p for p in pods if self.pending(p) and podstate.meta(p, 'name') not in kept]
+            changed = bool(pending or template_changes or resuming or moved)
             labels, revision = {}, None
             if template_changes:
                 # The server (admission webhooks and policies included) judges the template first: a refusal
@@ -240,8 +242,10 @@ class Rollout:
             if changed and not self.check_mode:
                 if not resuming:
                     rec = {'state': IN_PROGRESS, 'target': self.target,
-                           'before': snapshot(w.template, self.images, self.resources),
+                           'before': partition.before_values(w, rec, self.images, self.resources),
                            'saved': w.saved_strategy(), 'started': record.timestamp()}
+                if self._partition is not None:
+                    rec = dict(rec, partition=self._partition)
                 write_record(w, rec, w.hold_spec(), stamp=self._stamp)
                 w.set_template(self.images, self.resources)
                 labels, revision = w.revision(self.params['wait_timeout'])
@@ -251,6 +255,22 @@ class Rollout:
             return self._plan(pods, mode='in_place', changed=changed, labels=labels, revision=revision,
                               template_changed=template_changes)
         return self._plan(self.pods(), mode='restart' if self.restart else 'in_place')
+
+    def _sts_partition(self, w, rec, pods):
+        """A StatefulSet's partition in this run (self._partition; rec: the record resumed, else None): the names
+        of the pods it keeps, and whether the partition the run ends with differs from the strategy's now."""
+        if w.kind != 'StatefulSet':
+            return set(), False
+        saved = (rec or {}).get('saved') or w.saved_strategy()
+        self._partition = partition.sts_count(self.params.get('partition'), saved, len(pods))
+        strategy = saved.get('updateStrategy')
+        if not partition.rolling(strategy) and self._partition:
+            self.warnings.append('%s %s/%s is OnDelete, whose controller ignores a partition: this run leaves the %d '
+                                 'lowest ordinal(s) as they are and the strategy stays OnDelete'
+                                 % (w.kind, w.namespace, w.name, self._partition))
+        kept = set(podstate.meta(p, 'name') for p in pods if p not in partition.outside({'partition': self._partition}, [p]))
+        moved = partition.rolling(strategy) and partition.native_partition(strategy) != self._partition
+        return kept, moved
 
     def _recreate(self, refusals):
         w = self.workload
@@ -286,6 +306,10 @@ class Rollout:
 
     def _plan(self, pods, mode, changed=None, **extra):
         ordered = batching.order_pods(pods, self.params.get('order') or 'ordinal', self.params.get('order_label'))
+        kept, partition_value = None, self.params.get('partition')
+        if self._partition:   # a StatefulSet's: the lowest ordinals kept, the rest in the controller's order
+            ordered, kept = partition.split(ordered, self._partition, self.params.get('order') or 'ordinal')
+            partition_value = None
         names = [podstate.meta(p, 'name') for p in ordered]
         pending = [podstate.meta(p, 'name') for p in ordered if self.pending(p)]
         refused = {podstate.meta(p, 'name'): reason for p in ordered if podstate.meta(p, 'name') in pending
@@ -300,12 +324,12 @@ class Rollout:
         size = batching.batch_size(len(names), self.params.get('batch_size') or 1, self.params.get('max_unavailable'),
                                    min(allowed) if allowed and not window else None)
         planned = batching.plan_batches(names, pending, size, self.params.get('canary'),
-                                        self.params.get('partition'), done=len(names) - len(pending), window=window)
+                                        partition_value, done=len(names) - len(pending), window=window)
         if changed is None:
             changed = bool(planned['batches'])
         return self.result(pods, changed=changed, mode=mode if planned['batches'] or changed else 'unchanged',
                            batch_size=size, window=size if window else 0, batches=planned['batches'],
-                           kept=planned['kept'],
+                           kept=planned['kept'] if kept is None else kept,
                            pdbs=[_pdb_summary(pdb, names) for pdb, names in budgets], **extra)
 
     # ---- gate
@@ -337,18 +361,7 @@ class Rollout:
         if w is None or self.restart or not (w.record or {}).get('state') in record.ACTIVE:
             return
         images, resources = self._current_target()
-        try:
-            drift = change_ops(w.template, '', images, resources)
-        except AttributeError:   # a container of the change is gone from the template
-            drift = [{'op': 'remove', 'path': '/spec/containers'}]
-        if drift:
-            fields = sorted(set('spec.template' + op['path'].replace('/', '.') for op in drift if op['op'] != 'test'))
-            raise engine.ConcurrentChange(
-                '%s %s/%s: its template was changed by another writer during this rollout (%s no longer %s); '
-                'nothing was overwritten and the workload stays held: when the other writer is done, run the '
-                'rollout again (it writes its target again) or end it with rollout_action=rollback or release'
-                % (w.kind, w.namespace, w.name, ', '.join(fields),
-                   json.dumps(_brief({'images': images, 'resources': resources}), sort_keys=True)))
+        guard.check(w, images, resources)
 
     def _blocked(self, pods, batch):
         reasons = []
@@ -745,6 +758,8 @@ class Rollout:
                 resources = (rec.get('before') or {}).get('resources') or {}
             return self._release(rec, images, resources, final)
         images, resources = self._current_target()
+        if not self.restart and (w.record or {}).get('state') in record.ACTIVE:
+            guard.release_check(images, resources)(w)   # checked again on the read the release write is guarded by
         synced, pods = synced or self._sync()
         rec = w.record
         if self.restart or not rec:
@@ -757,7 +772,7 @@ class Rollout:
             return self.result(w.pods(), changed=synced['changed'])
         final = ROLLED_BACK if rec.get('state') in (ROLLING_BACK, ROLLED_BACK) else DONE
         if final == DONE and rec.get('state') == IN_PROGRESS:
-            self._check_overwritten(pods, images, (rec.get('before') or {}).get('images') or {})
+            self._check_overwritten(partition.outside(rec, pods), images, (rec.get('before') or {}).get('images') or {})
         return self._release(rec, images, resources, final, synced['changed'], pods)
 
     def _check_overwritten(self, pods, images, before):
@@ -787,7 +802,10 @@ class Rollout:
         w = self.workload
         pods = w.pods() if pods is None else pods
         old = [p for p in pods if not pod_matches(p, images, resources)]
-        spec, two_step = w.release_spec(rec.get('saved') or {}, [batching.ordinal(p) for p in old], len(pods))
+        spec, two_step = w.release_spec(rec.get('saved') or {}, [batching.ordinal(p) for p in old], len(pods),
+                                        asked=rec.get('partition') if final == DONE else None)
+        # The release hands the controller the template we wrote, never another writer's (rollout/guard.py).
+        check = guard.release_check(images, resources) if final != RELEASED else None
         changed = bool(synced or spec or rec.get('state') != final)
         if not changed or self.check_mode:
             return self.result(pods, changed=changed, old=[podstate.meta(p, 'name') for p in old])
@@ -803,10 +821,10 @@ class Rollout:
         if two_step:
             replicas = w.spec.get('replicas', len(pods))
             write_record(w, rec, {'updateStrategy': {'type': 'RollingUpdate', 'rollingUpdate': {'partition': replicas}}},
-                         stamp=self._stamp)
+                         stamp=self._stamp, check=check)
             w.wait_for('currentRevision to reach updateRevision', lambda obj: w.converged(obj, True), timeout)
         done = dict(rec, state=final, finished=record.timestamp())
-        write_record(w, done, spec, stamp=self._stamp)
+        write_record(w, done, spec, stamp=self._stamp, check=check)
         w.wait_for('the workload status to converge', lambda obj: w.converged(obj, not old), timeout)
         if old:
             self.warnings.append('%d pod(s) left on the old version: %s' % (
@@ -844,7 +862,7 @@ class Rollout:
             labels, revision = w.revision(self.params['wait_timeout'])
         pods = w.pods()
         ordered = batching.order_pods(pods, self.params.get('order') or 'ordinal', self.params.get('order_label'))
-        names = [podstate.meta(p, 'name') for p in ordered if not pod_converged(p, images, resources)]
+        names = [podstate.meta(p, 'name') for p in partition.outside(rec, ordered) if not pod_converged(p, images, resources)]
         groups = [{'names': names, 'images': images, 'resources': resources}] if names else []
         return self.result(pods, changed=bool(changed or groups), groups=groups, labels=labels, revision=revision)
 

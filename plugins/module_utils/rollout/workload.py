@@ -38,6 +38,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
     InplaceError, NotFoundError, ValidationError, WaitTimeout,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record, targets
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import partition
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import owned_by, selector_string
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.templates import apply_change, change_ops, label_ops
 
@@ -88,13 +89,7 @@ def revision_from_history(revisions, template):
     return None, None
 
 
-def sts_partition_for(old_ordinals, replicas):
-    """The RollingUpdate partition that keeps the controller away from pods left on the old
-    revision: their count when they are exactly the lowest ordinals, else replicas (held)."""
-    old = sorted(old_ordinals)
-    if old == list(range(len(old))):
-        return len(old)
-    return replicas
+sts_partition_for = partition.sts_partition_for   # the rule lives with the other partition rules
 
 
 # --------------------------------------------------------------------------- the controllers
@@ -323,10 +318,11 @@ class Workload:
 
     # ---- finish
 
-    def release_spec(self, saved, old_ordinals, pod_count):
+    def release_spec(self, saved, old_ordinals, pod_count, asked=None):
         """Spec fields that restore the saved strategy without letting the controller replace pods
         left on the old version; (spec, two_step) where two_step asks for the StatefulSet
-        OnDelete convergence pass first."""
+        OnDelete convergence pass first. ``asked``: the StatefulSet partition the finished run was given
+        (rollout/partition.py: it stays, as the user's setting); None: the saved one."""
         if self.kind == 'Deployment':
             return ({'paused': saved.get('paused', False)} if bool(self.spec.get('paused')) != saved.get(
                 'paused', False) else None), False
@@ -337,13 +333,14 @@ class Workload:
         if self.kind == 'StatefulSet' and kind == 'RollingUpdate':
             replicas = self.spec.get('replicas', pod_count)
             rolling = strategy.setdefault('rollingUpdate', {})
-            needed = sts_partition_for(old_ordinals, replicas) if old_ordinals else 0
-            if needed > (rolling.get('partition') or 0):
-                if needed >= replicas:
-                    self.warnings.append('pods left on the old revision are not the lowest ordinals: the '
-                                         'partition stays at %d so that the controller does not replace them'
-                                         % replicas)
-                rolling['partition'] = needed
+            before = rolling.get('partition') or 0
+            needed, warning = partition.final_partition(before, asked, old_ordinals, replicas)
+            if warning:
+                self.warnings.append(warning)
+            rolling['partition'] = needed
+            note = partition.partition_note(self.kind, self.namespace, self.name, before, needed)
+            if note and asked is not None and needed == asked:
+                self.warnings.append(note)
         if self.kind == 'DaemonSet' and kind == 'RollingUpdate' and old_ordinals is not None and old_ordinals:
             self.warnings.append('%d pod(s) stay on the old template: the DaemonSet keeps updateStrategy '
                                  'OnDelete so that the controller does not replace them' % len(old_ordinals))
@@ -396,11 +393,14 @@ class Workload:
 
 
 @retry_conflict()
-def write_record(workload, rec, spec=None, stamp=None):
+def write_record(workload, rec, spec=None, stamp=None, check=None):
     """Write the rollout record (and spec fields) on a fresh read of the workload. ``stamp(current, rec)``
     returns the record to write given the one the workload has now (ownership: it raises when another
-    run holds it)."""
+    run holds it). ``check(workload)`` raises when that read must not be written (rollout/guard.py): the
+    write is guarded by the read's resourceVersion, so a change in between makes it read and check again."""
     workload.read()
+    if check is not None:
+        check(workload)
     if stamp is not None:
         rec = stamp(workload.record, rec)
     return workload.patch(record.workload_patch(workload.obj, rec, spec))

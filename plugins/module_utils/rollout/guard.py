@@ -1,0 +1,60 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Another writer's template is never handed to the controller as ours (issue 33).
+
+Each step of a rollout checks that the workload's template still has the values the rollout wrote
+(``check``); the release - the write that gives the controller its strategy back (StatefulSet and
+DaemonSet updateStrategy, Deployment ``paused: false``) - makes the same check on the very read its
+write is guarded by (``release_check`` with workload.write_record: the patch carries that read's
+resourceVersion, so a template written in between fails it with 409, and the check runs again on a fresh
+read). A changed template raises ConcurrentChange naming the fields; nothing is written, the workload
+stays held and no pod is replaced."""
+
+import json
+
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import CONFLICT, ConcurrentChange
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.templates import change_ops
+
+WAYS_OUT = ('nothing was overwritten and the workload stays held: when the other writer is done, run the rollout '
+            'again (it writes its target again) or end it with rollout_action=rollback or release')
+
+
+def drift(template, images, resources):
+    """The template fields (spec.template.…) whose values are not ``images`` / ``resources``; [] when they are."""
+    try:
+        ops = change_ops(template, '', images, resources)
+    except AttributeError:   # a container of the change is gone from the template
+        ops = [{'op': 'remove', 'path': '/spec/containers'}]
+    return sorted(set('spec.template' + op['path'].replace('/', '.') for op in ops if op['op'] != 'test'))
+
+
+def _brief(images, resources):
+    return {k: v for k, v in (('images', images), ('resources', resources)) if v}
+
+
+def check(workload, images, resources, when='during this rollout', failed_pods=False):
+    """Raise ConcurrentChange when the workload's template (as last read) is not at ``images`` / ``resources``.
+    ``failed_pods``: the error carries a failed_pods entry for the workload (the role counts it as a conflict)."""
+    if not (images or resources):
+        return
+    fields = drift(workload.template, images, resources)
+    if not fields:
+        return
+    msg = ('%s %s/%s: its template was changed by another writer %s (%s no longer %s); %s' % (
+        workload.kind, workload.namespace, workload.name, when, ', '.join(fields),
+        json.dumps(_brief(images, resources), sort_keys=True), WAYS_OUT))
+    details = {}
+    if failed_pods:
+        details['failed_pods'] = [{'name': '%s/%s' % (workload.kind, workload.name), 'status': CONFLICT,
+                                   'reason': 'its template was changed by another writer before the release (%s); '
+                                             'not released, no pod replaced' % ', '.join(fields)}]
+    raise ConcurrentChange(msg, **details)
+
+
+def release_check(images, resources):
+    """The check for workload.write_record's ``check``: run on the read the release write is guarded by."""
+    def run(workload):
+        check(workload, images, resources, when='before the release', failed_pods=True)
+    return run
