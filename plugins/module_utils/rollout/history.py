@@ -39,7 +39,7 @@ import hashlib
 import json
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConflictError, NotFoundError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConflictError, ForbiddenError, NotFoundError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import resources as resources_util
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.templates import apply_change, change_ops
@@ -176,6 +176,7 @@ class History:
         self.entries = self.entries_of(workload)
         self.revision = max([revision_of(e) for e in self.entries] or [0]) + 1
         self.kept = None    # Deployment: the ReplicaSet that will keep the template from before
+        self.failed = False  # a history write was forbidden (_not_kept): the others are skipped
         current_name = podstate.meta(current, 'name') if current is not None else None
         # The entries whose template is the target (an undo, a rollback): the newest moves to the next revision.
         equal = [e for e in self.entries if podstate.meta(e, 'name') != current_name and stored_template(e) == self.target]
@@ -242,27 +243,44 @@ class History:
                                     body={'preconditions': {'uid': podstate.meta(entry, 'uid')}})
             except NotFoundError:
                 pass
+            except ForbiddenError as exc:
+                return self._not_kept(exc, 'delete')
         current = self._annotate('replicasets', podstate.meta(self.current, 'name'),
                                  {REVISION: str(self.revision), CHANGE_CAUSE: self.cause})
         self.w.patch({'metadata': {'annotations': {CHANGE_CAUSE: self.cause}}})
         return current
 
+    def _not_kept(self, exc, verb, resource='replicasets'):
+        """Credentials without the history's permission: the rollout goes on, a warning says what kubectl rollout
+        history lacks and what to grant. Returns the current ReplicaSet (nothing of the history written)."""
+        self.failed = True
+        self.w.warnings.append(
+            'the revision history is not kept (%s): the credentials may not %s %s (apps); kubectl rollout undo may go '
+            'to another version than the one before this rollout. Grant it (rbac/inplace-k8s-rbac.yml)'
+            % (exc.msg, verb, resource))
+        return self.current
+
     def after(self):
         """After the template writes (the Deployment's included): the ReplicaSet keeping the template from
         before is created (it then never equals the Deployment's template)."""
-        if self.kind != 'Deployment':
+        if self.kind != 'Deployment' or self.failed:
             return
         try:
             self.w.kube.request('POST', self.w.path('replicasets'), body=self.kept)
         except ConflictError:   # already kept (a run that stopped after this write)
             pass
+        except ForbiddenError as exc:
+            self._not_kept(exc, 'create')
 
     def stamp(self, name):
         """StatefulSet, DaemonSet: the change-cause on the ControllerRevision ``name`` the controller made
         (or moved to the next revision) for the new template."""
         if self.kind == 'Deployment' or not name:
             return
-        self._annotate('controllerrevisions', name, {CHANGE_CAUSE: self.cause})
+        try:
+            self._annotate('controllerrevisions', name, {CHANGE_CAUSE: self.cause})
+        except ForbiddenError as exc:
+            self._not_kept(exc, 'patch', 'controllerrevisions')
 
 
 def for_change(workload, images, resources, current=None):

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ForbiddenError, ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import history, undo
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, template, workload
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout_workloads import (
@@ -178,3 +178,14 @@ def test_rollout_workload_state_previous_needs_a_workload():
 def _workload(kube, kind):
     from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import Workload
     return Workload(kube, kind, 'shop', 'web')
+
+
+def test_credentials_without_the_history_permissions_roll_out_and_say_the_history_was_not_kept(monkeypatch):
+    kube = deployment_at_11()
+
+    def forbidden(resource, body):
+        raise ForbiddenError('replicasets.apps is forbidden: User "u" cannot create resource "replicasets"', status=403)
+    monkeypatch.setattr(kube, '_post', forbidden)
+    prepared, finished = run_all(kube, 'Deployment', images={'app': V20})
+    assert finished['old'] == [] and {k: v[0] for k, v in rollout_history(kube).items()} == {1: V10, 3: V20}
+    assert any('the revision history is not kept' in w and 'create replicasets' in w for w in prepared['warnings'])
