@@ -36,6 +36,13 @@ description:
   - V(rollback) writes the template values from before back and returns the pods to update back; with a rollback that
     did not finish, V(prepare) given the same change returns mode V(rollback) so that it is finished, never the change
     applied again.
+  - V(prepare), V(rollback) and V(rollout) keep the revision history true (RV(history)) - C(kubectl rollout history)
+    lists the in-place revision with a C(kubernetes.io/change-cause) and C(kubectl rollout undo) returns to the
+    revision before it (a Deployment's reused ReplicaSet gets the next revision; the template from before is kept as a
+    ReplicaSet with no replicas).
+  - V(previous) reads the revision an in-place undo goes back to (the newest below the current one, or
+    O(to_revision)) and returns the images and resources that differ (RV(undo)); it refuses, naming the field, a revision
+    that differs in anything else. It writes nothing.
   - V(release) ends an unfinished rollout (or rollback) where it stands - the controller's strategy is restored (pods
     left on the old version stay protected, as with V(finish)), the record says C(released), no pod is changed.
   - V(watch) watches the pods of O(watch) for O(seconds), returning at the first that crashed, restarted or turned
@@ -64,7 +71,7 @@ options:
     description: The step to run.
     type: str
     required: true
-    choices: [prepare, gate, sync, batch, watch, finish, rollback, release, drain_label, rollout]
+    choices: [prepare, gate, sync, batch, watch, finish, rollback, release, drain_label, rollout, previous]
   namespace:
     description: Namespace of the workload or pods.
     type: str
@@ -250,6 +257,10 @@ options:
     description: With O(unknown_variables), the variables the role knows.
     type: list
     elements: str
+  to_revision:
+    description: With V(previous), the revision to go back to (as C(kubectl rollout undo --to-revision)); default, the
+      newest revision below the current one.
+    type: int
 attributes:
   check_mode:
     description: Reports what would be written; writes nothing.
@@ -338,6 +349,49 @@ pods:
   returned: always
   type: list
   elements: dict
+history:
+  description:
+    - What the template write did (or, in check mode, would do) to the revision history - the new RV(history.revision)
+      and its RV(history.change_cause), the revision from before and where it is kept (RV(history.previous)), a
+      revision of the target template that moves to the new one (C(moved)), and a one-line RV(history.message).
+  returned: prepare, rollback and rollout, when the template changes
+  type: dict
+  contains:
+    revision:
+      description: The revision of the in-place template.
+      type: int
+    change_cause:
+      description: Its C(kubernetes.io/change-cause).
+      type: str
+    previous:
+      description: C(revision), C(name) (ReplicaSet or ControllerRevision) and C(images) of the template from before.
+      type: dict
+    message:
+      description: The history change in one line.
+      type: str
+undo:
+  description: With V(previous), the revision to go back to and the change that goes there.
+  returned: previous
+  type: dict
+  contains:
+    revision:
+      description: The revision to go back to.
+      type: int
+    name:
+      description: The ReplicaSet or ControllerRevision that holds it.
+      type: str
+    current_revision:
+      description: The current revision.
+      type: int
+    images:
+      description: The images that differ from the current template (container -> image).
+      type: dict
+    resources:
+      description: The resources that differ (container -> requests and limits).
+      type: dict
+    change_cause:
+      description: Its C(kubernetes.io/change-cause), if any.
+      type: str
 workload:
   description: The workload's status fields (replicas, updatedReplicas, currentRevision ...).
   returned: when a workload is given
@@ -515,7 +569,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import R
 MODULE_ARGS = {
     'state': {'type': 'str', 'required': True,
               'choices': ['prepare', 'gate', 'sync', 'batch', 'watch', 'finish', 'rollback', 'release',
-                          'drain_label', 'rollout']},
+                          'drain_label', 'rollout', 'previous']},
     'namespace': {'type': 'str', 'required': True},
     'kind': {'type': 'str', 'choices': ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']},
     'name': {'type': 'str'},
@@ -553,6 +607,7 @@ MODULE_ARGS = {
     'started': {'type': 'float'},
     'unknown_variables': {'type': 'list', 'elements': 'str'},
     'known_variables': {'type': 'list', 'elements': 'str'},
+    'to_revision': {'type': 'int'},
 }
 
 

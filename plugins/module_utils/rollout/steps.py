@@ -12,6 +12,7 @@ sync      after a batch: updated pods get the new revision labels, leftover drai
 batch     gate, then the in-place change(s) of the batch (the operations and engine of inplace_image,
           inplace_resize or container_recreate, in this process), then sync: one call per batch
 finish    restore the controller's strategy, wait until its status says it is fully updated
+previous  read the revision an in-place undo goes back to (undo.py): the images/resources that differ
 rollback  put the template values from before back (the pods are then updated back in batches)
 release   restore the controller's strategy and end the rollout, leaving every pod as it is
 watch     watch the pods this rollout verified for some seconds: any that crashed, restarted or
@@ -44,7 +45,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import (
     DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, guard, partition
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, guard, partition, undo
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_converged, pod_matches
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.leftovers import undrain_leftovers
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import selector_matches, selector_string
@@ -160,6 +161,8 @@ class Rollout:
                              updated=not self.pending(p)) for p in pods]}
         if self.workload is not None and self.workload.obj is not None:
             out['workload'] = self.workload.status_summary()
+            if self.workload.history:
+                out['history'] = self.workload.history
             self.warnings.extend(self.workload.warnings)
         out.update(extra)
         return out
@@ -980,6 +983,12 @@ class Rollout:
                 'resourceVersion': podstate.meta(current, 'resourceVersion'), 'labels': {key: value}}},
                 content_type=MERGE_PATCH)
         attempt()
+
+    def previous(self):
+        """The revision an in-place undo goes back to and the images/resources that differ (undo.py)."""
+        if self.workload is None:
+            raise ValidationError('state previous needs kind and name of a Deployment, StatefulSet or DaemonSet')
+        return dict(undo.previous(self.workload, self.params.get('to_revision')), warnings=self.warnings)
 
     def run(self):
         if cancel.cancelled() and not self.check_mode:   # ansible-playbook was gone before this step began

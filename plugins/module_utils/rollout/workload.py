@@ -38,7 +38,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
     InplaceError, NotFoundError, ValidationError, WaitTimeout,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record, targets
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import partition
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import history, partition
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import owned_by, selector_string
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.templates import apply_change, change_ops, label_ops
 
@@ -104,6 +104,8 @@ class Workload:
         self.clock, self.sleep = clock, sleep
         self.obj = None
         self.warnings = []
+        self.history = None   # set_template: what it does to the revision history (history.History.summary)
+        self._book = None     # set_template: the History whose revision revision() names
 
     # ---- API access
 
@@ -224,14 +226,24 @@ class Workload:
         fresh read when the controller wrote in between (status updates bump resourceVersion).
         ``dry_run``: the server validates the writes (admission included) and stores nothing: a refusal
         raises before anything was written."""
-        changed = False
+        changed, rs, book = False, None, None
         if self.kind == 'Deployment' and not rolling:
             target = apply_change(self.template, images, resources)
             rs = self.current_replicaset([self.template, target])
+        if not rolling and not dry_run:
+            # The revision history stays true (history.py): planned here (check mode too), written around.
+            book = history.for_change(self, images, resources, rs)
+            self.history = book.summary if book is not None else self.history
+            rs = book.before() if book is not None and not check_mode else rs
+        if rs is not None:
             changed = self._patch_template('replicasets', podstate.meta(rs, 'name'), rs, images, resources,
                                            check_mode, dry_run)
-        return self._patch_template(KINDS[self.kind], self.name, self.obj, images, resources, check_mode,
-                                    dry_run) or changed
+        changed = self._patch_template(KINDS[self.kind], self.name, self.obj, images, resources, check_mode,
+                                       dry_run) or changed
+        if book is not None and not check_mode:
+            book.after()
+            self._book = book
+        return changed
 
     def set_template_labels(self, labels, check_mode=False):
         """Add ``labels`` to the pod template(s) (Deployment: its current ReplicaSet's first, so that the
@@ -275,6 +287,7 @@ class Workload:
             self.wait_for('the controller to observe the new template', self.observed, timeout)
         if self.kind == 'StatefulSet':
             name = (self.obj.get('status') or {}).get('updateRevision')
+            self._stamp(name)
             return {REVISION_LABEL: name}, name
         if self.kind == 'DaemonSet':
             deadline = self.clock() + timeout
@@ -284,6 +297,7 @@ class Workload:
                 owned = [r for r in answer.get('items') or [] if owned_by(r, podstate.meta(self.obj, 'uid'))]
                 name, hashed = revision_from_history(owned, self.template)
                 if hashed:
+                    self._stamp(name)
                     labels = {REVISION_LABEL: hashed}
                     generation = (podstate.meta(self.obj, 'annotations') or {}).get(TEMPLATE_GENERATION_ANNOTATION)
                     if generation:
@@ -298,6 +312,12 @@ class Workload:
             rs = self.current_replicaset([self.template])
             return {}, podstate.meta(rs, 'name')
         return {}, None
+
+    def _stamp(self, name):
+        """The change-cause of set_template's change on the ControllerRevision the controller named, once."""
+        book, self._book = self._book, None
+        if book is not None:
+            book.stamp(name)
 
     # ---- pods
 

@@ -16,7 +16,9 @@ at once, with just the behaviour the rollout relies on:
 - DaemonSet: ControllerRevisions labelled ``controller-revision-hash: <hash>`` with the template, the
   template generation annotation; RollingUpdate replaces outdated pods, OnDelete does not.
 - Deployment: the ReplicaSet whose template equals the Deployment's (pod-template-hash aside) is the
-  new one; unless paused, a missing one is created and the old ones scaled to 0 (their pods deleted).
+  new one; unless paused, a missing one is created and the old ones scaled to 0 (their pods deleted);
+  the new one gets max(revision of the others) + 1 when its own is lower, and the Deployment's
+  annotations. POST creates and DELETE removes apps objects (a ReplicaSet of the revision history).
 - ReplicaSet: keeps ``replicas`` pods from its template; a template change touches no pod.
 
 ``observe = False`` freezes status.observedGeneration (a controller that did not see the change yet);
@@ -42,6 +44,7 @@ KIND_OF = {'deployments': 'Deployment', 'statefulsets': 'StatefulSet', 'daemonse
            'replicasets': 'ReplicaSet', 'controllerrevisions': 'ControllerRevision'}
 RESOURCE_OF = dict((kind, resource) for resource, kind in KIND_OF.items())
 NAMESPACE = 'shop'
+REVISION = 'deployment.kubernetes.io/revision'
 
 
 def template(image='reg/app:1', labels=None, **app):
@@ -194,7 +197,14 @@ class FakeApps(FakeCluster):
             selected = parse_selector((query or {}).get('labelSelector'))
             return {'items': [copy.deepcopy(obj) for (res, _name), obj in sorted(self.objects.items())
                               if res == resource and selected(obj['metadata'].get('labels'))]}
+        if len(parts) == 6 and method == 'POST':
+            return self._post(resource, body)
         name = parts[6]
+        if method == 'DELETE' and (resource, name) in self.objects:
+            self.calls.append(('delete', resource, name))
+            del self.objects[(resource, name)]
+            self.reconcile()
+            return {'kind': 'Status', 'status': 'Success'}
         if (resource, name) not in self.objects:
             raise NotFoundError('%s.apps "%s" not found' % (resource, name), status=404)
         if method == 'GET':
@@ -203,18 +213,24 @@ class FakeApps(FakeCluster):
             return self._patch(resource, name, body, content_type, dry_run=(query or {}).get('dryRun') == 'All')
         raise AssertionError('unexpected request %s %s' % (method, path))
 
+    def _post(self, resource, body):
+        name = body['metadata']['name']
+        if (resource, name) in self.objects:
+            raise ConflictError('%s.apps "%s" already exists' % (resource, name), status=409)
+        return copy.deepcopy(self.create(dict(body, kind=KIND_OF[resource])))
+
     def _patch(self, resource, name, body, content_type, dry_run=False):
         if self.before_apps_write and not dry_run:
             hook, self.before_apps_write = self.before_apps_write, None
             hook(self, resource, name)
         current = self.objects[(resource, name)]
         patched = self._apply(current, body, content_type, '%s.apps "%s"' % (resource, name))
-        if self.template_admission and patched['spec'] != current['spec']:
+        if self.template_admission and patched.get('spec') != current.get('spec'):
             self.template_admission(resource, patched)
         if dry_run:
             return patched
         self.stored.append((resource, name, copy.deepcopy(body)))
-        if patched['spec'] != current['spec']:
+        if patched.get('spec') != current.get('spec'):
             patched['metadata']['generation'] = current['metadata'].get('generation', 1) + 1
         self.objects[(resource, name)] = patched
         self._touch(patched)
@@ -366,6 +382,8 @@ class FakeApps(FakeCluster):
         sets = [rs for rs in self.of_kind('ReplicaSet')
                 if any(ref['uid'] == deploy['metadata']['uid'] for ref in rs['metadata']['ownerReferences'])]
         current = [rs for rs in sets if template_hash(rs['spec']['template']) == wanted]
+        revisions = [int((rs['metadata'].get('annotations') or {}).get(REVISION) or 0) for rs in sets
+                     if not current or rs is not current[0]]
         if not spec.get('paused'):
             if not current:
                 tmpl = copy.deepcopy(spec['template'])
@@ -378,10 +396,16 @@ class FakeApps(FakeCluster):
                                    'labels': dict(tmpl['metadata']['labels']), 'ownerReferences': [owner]},
                       'spec': {'replicas': spec['replicas'], 'template': tmpl, 'selector': selector}}
                 rs['metadata'].update(uid='uid-%s-%d' % (rs['metadata']['name'], next(self._uids)), generation=1)
+                rs['metadata']['annotations'] = dict(_copied(deploy), **{REVISION: str(max(revisions or [0]) + 1)})
                 self.objects[('replicasets', rs['metadata']['name'])] = rs
                 self._touch(rs)
                 current = [rs]
                 sets.append(rs)
+            annotations = current[0]['metadata'].setdefault('annotations', {})
+            # the new ReplicaSet: the next revision when its own is lower, the Deployment's annotations copied
+            if int(annotations.get(REVISION) or 0) <= max(revisions or [0]):
+                annotations[REVISION] = str(max(revisions) + 1)
+            annotations.update(_copied(deploy))
             for rs in sets:
                 replicas = spec['replicas'] if rs is current[0] else 0
                 if rs['spec']['replicas'] != replicas:
@@ -409,6 +433,12 @@ class FakeApps(FakeCluster):
         pods = self.owned(rs)
         status.update(replicas=len(pods), readyReplicas=len([p for p in pods if _ready(p)]))
         self._observed(rs, status)
+
+
+def _copied(deploy):
+    """The Deployment's annotations its controller copies to the new ReplicaSet."""
+    return dict((k, v) for k, v in (deploy['metadata'].get('annotations') or {}).items()
+                if k != REVISION and not k.startswith('inplace.k8s/'))
 
 
 def _ready(pod):

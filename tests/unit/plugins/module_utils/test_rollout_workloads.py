@@ -332,10 +332,13 @@ def test_deployment_rollout_keeps_the_replicaset_and_its_pods():
     before, sets = uids(kube), [rs['metadata']['name'] for rs in kube.of_kind('ReplicaSet')]
     prepared, finished = run_all(kube, 'Deployment', images={'app': NEW}, batch_size=2)
     assert prepared['revision'] == sets[0] and len(prepared['batches']) == 2
-    assert [rs['metadata']['name'] for rs in kube.of_kind('ReplicaSet')] == sets
+    # the pods' ReplicaSet is reused; the template from before is kept as history, without replicas (test_history.py)
+    kept = prepared['history']['previous']['name']
+    assert [rs['metadata']['name'] for rs in kube.of_kind('ReplicaSet')] == sorted(sets + [kept])
+    assert kube.get('ReplicaSet', kept)['spec']['replicas'] == 0
     deploy = kube.get('Deployment', 'web')
     assert 'paused' not in deploy['spec'] or deploy['spec']['paused'] is False
-    assert finished['workload']['replicasets'] == sets and uids(kube) == before
+    assert finished['workload']['replicasets'] == sorted(sets + [kept]) and uids(kube) == before
     assert kube.get('ReplicaSet', sets[0])['spec']['template']['spec']['containers'][0]['image'] == NEW
 
 
