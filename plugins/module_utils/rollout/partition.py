@@ -136,3 +136,29 @@ def outside(rec, pods):
     run whatever revision they had; they are neither checked for another writer nor rolled back."""
     count = (rec or {}).get('partition') or 0
     return [p for p in pods if batching.ordinal(p) is None or batching.ordinal(p) >= count]
+
+
+def strategy_key(strategy):
+    """What of an updateStrategy our releases set: its type and, under RollingUpdate, the partition."""
+    strategy = strategy or {}
+    return [strategy.get('type', 'RollingUpdate'), native_partition(strategy) if rolling(strategy) else None]
+
+
+def protection(left, user):
+    """The record's note of a release that left a strategy protecting pods on the old version (a StatefulSet's
+    partition above the user's, a DaemonSet kept OnDelete): the key of what it left and the user's strategy.
+    None when what it left is the user's own."""
+    if strategy_key(left) == strategy_key(user):
+        return None
+    return {'left': strategy_key(left), 'user': {'updateStrategy': user}}
+
+
+def user_strategy(workload, rec):
+    """The strategy a new run saves as the user's: the workload's, unless it is exactly the protection that the
+    last run of ours left (its record ``rec`` names it): then the user's strategy under it. So a protection never
+    becomes the user's setting, and a run that leaves no pod behind ends it."""
+    now = workload.saved_strategy()
+    note = (rec or {}).get('protection')
+    if note and 'updateStrategy' in now and strategy_key(now['updateStrategy']) == note.get('left'):
+        return note['user']
+    return now

@@ -234,7 +234,8 @@ class Rollout:
             self._listing = self.kube.list_pods(w.namespace, w.selector())
             pods = w.pods(self._listing[0])
             template_changes = w.set_template(self.images, self.resources, check_mode=True)
-            kept, moved = self._sts_partition(w, rec if resuming else None, pods)
+            saved = (rec or {}).get('saved') if resuming else partition.user_strategy(w, rec)
+            kept, moved = self._sts_partition(w, saved, pods)
             pending = [p for p in pods if self.pending(p) and podstate.meta(p, 'name') not in kept]
             changed = bool(pending or template_changes or resuming or moved)
             labels, revision = {}, None
@@ -246,7 +247,7 @@ class Rollout:
                 if not resuming:
                     rec = {'state': IN_PROGRESS, 'target': self.target,
                            'before': partition.before_values(w, rec, self.images, self.resources),
-                           'saved': w.saved_strategy(), 'started': record.timestamp()}
+                           'saved': saved, 'started': record.timestamp()}
                 if self._partition is not None:
                     rec = dict(rec, partition=self._partition)
                 write_record(w, rec, w.hold_spec(), stamp=self._stamp)
@@ -259,12 +260,12 @@ class Rollout:
                               template_changed=template_changes)
         return self._plan(self.pods(), mode='restart' if self.restart else 'in_place')
 
-    def _sts_partition(self, w, rec, pods):
-        """A StatefulSet's partition in this run (self._partition; rec: the record resumed, else None): the names
-        of the pods it keeps, and whether the partition the run ends with differs from the strategy's now."""
+    def _sts_partition(self, w, saved, pods):
+        """A StatefulSet's partition in this run (self._partition; ``saved``: the user's strategy): the names of
+        the pods it keeps, and whether the partition the run ends with differs from the strategy's now."""
         if w.kind != 'StatefulSet':
             return set(), False
-        saved = (rec or {}).get('saved') or w.saved_strategy()
+        saved = saved or w.saved_strategy()
         self._partition = partition.sts_count(self.params.get('partition'), saved, len(pods))
         strategy = saved.get('updateStrategy')
         if not partition.rolling(strategy) and self._partition:
@@ -272,7 +273,7 @@ class Rollout:
                                  'lowest ordinal(s) as they are and the strategy stays OnDelete'
                                  % (w.kind, w.namespace, w.name, self._partition))
         kept = set(podstate.meta(p, 'name') for p in pods if p not in partition.outside({'partition': self._partition}, [p]))
-        moved = partition.rolling(strategy) and partition.native_partition(strategy) != self._partition
+        moved = partition.rolling(strategy) and partition.native_partition(w.spec.get('updateStrategy')) != self._partition
         return kept, moved
 
     def _recreate(self, refusals):
@@ -773,6 +774,10 @@ class Rollout:
                 w.wait_for('the restarted pods to be ready', lambda obj: w.converged(obj, not old),
                            self.params['wait_timeout'])
             return self.result(w.pods(), changed=synced['changed'])
+        if rec.get('state') not in record.ACTIVE:
+            # Nothing of ours is held (a re-run that found nothing to do): the strategy is the user's as it is now.
+            return self.result(pods, changed=synced['changed'],
+                               old=[podstate.meta(p, 'name') for p in pods if not pod_matches(p, images, resources)])
         final = ROLLED_BACK if rec.get('state') in (ROLLING_BACK, ROLLED_BACK) else DONE
         if final == DONE and rec.get('state') == IN_PROGRESS:
             self._check_overwritten(partition.outside(rec, pods), images, (rec.get('before') or {}).get('images') or {})
@@ -815,7 +820,7 @@ class Rollout:
         timeout = self.params['wait_timeout']
         if final == RELEASED:
             # Pods may be left failing: restore the strategy and wait only until the controller saw it.
-            write_record(w, dict(rec, state=final, finished=record.timestamp()), spec, stamp=self._stamp)
+            write_record(w, _ended(rec, final, w.protection), spec, stamp=self._stamp)
             w.wait_for('the controller to observe the release', w.observed, timeout)
             self.warnings.append('%s %s/%s released: %d pod(s) not on the rollout\'s target stay as they are%s' % (
                 w.kind, w.namespace, w.name, len(old), (': ' + ', '.join(podstate.meta(p, 'name') for p in old))
@@ -826,8 +831,7 @@ class Rollout:
             write_record(w, rec, {'updateStrategy': {'type': 'RollingUpdate', 'rollingUpdate': {'partition': replicas}}},
                          stamp=self._stamp, check=check)
             w.wait_for('currentRevision to reach updateRevision', lambda obj: w.converged(obj, True), timeout)
-        done = dict(rec, state=final, finished=record.timestamp())
-        write_record(w, done, spec, stamp=self._stamp, check=check)
+        write_record(w, _ended(rec, final, w.protection), spec, stamp=self._stamp, check=check)
         w.wait_for('the workload status to converge', lambda obj: w.converged(obj, not old), timeout)
         if old:
             self.warnings.append('%d pod(s) left on the old version: %s' % (
@@ -999,6 +1003,15 @@ class Rollout:
 WAY_OUT = ('resume it by running the same change again, or end it - roll it back (role: rollout_action=rollback, '
            'module: state=rollback then finish) to restore the template and pods from before, or release it '
            '(rollout_action=release, state=release) to restore the controller and leave every pod as it is')
+
+
+def _ended(rec, final, protection):
+    """The record of a run that ended as ``final``, naming the strategy it left to protect pods (rollout/partition.py)."""
+    ended = dict(rec, state=final, finished=record.timestamp())
+    ended.pop('protection', None)
+    if protection:
+        ended['protection'] = protection
+    return ended
 
 
 def _spec_images(pod, names):

@@ -106,6 +106,7 @@ class Workload:
         self.warnings = []
         self.history = None   # set_template: what it does to the revision history (history.History.summary)
         self._book = None     # set_template: the History whose revision revision() names
+        self.protection = None   # release_spec: what it left to protect pods, and the user's strategy under it
 
     # ---- API access
 
@@ -350,6 +351,7 @@ class Workload:
             return None, False
         strategy = copy.deepcopy(saved.get('updateStrategy') or {'type': 'RollingUpdate'})
         kind = strategy.get('type', 'RollingUpdate')
+        user = copy.deepcopy(strategy)   # the strategy the user has after this run, without our protection
         if self.kind == 'StatefulSet' and kind == 'RollingUpdate':
             replicas = self.spec.get('replicas', pod_count)
             rolling = strategy.setdefault('rollingUpdate', {})
@@ -358,6 +360,7 @@ class Workload:
             if warning:
                 self.warnings.append(warning)
             rolling['partition'] = needed
+            user.setdefault('rollingUpdate', {})['partition'] = before if asked is None else asked
             note = partition.partition_note(self.kind, self.namespace, self.name, before, needed)
             if note and asked is not None and needed == asked:
                 self.warnings.append(note)
@@ -367,6 +370,7 @@ class Workload:
             strategy = {'type': 'OnDelete'}
         if strategy.get('type') == 'OnDelete':
             strategy['rollingUpdate'] = None
+        self.protection = partition.protection(strategy, user)
         # Under OnDelete the StatefulSet controller never moves currentRevision: converge it through
         # RollingUpdate{partition: replicas} first, and then OnDelete has to be written back.
         status = self.obj.get('status') or {}

@@ -238,3 +238,44 @@ def test_after_a_native_update_kept_by_a_partition_the_run_starts_from_the_curre
     assert rec(kube)['before'] == {'images': {'app': OLD}, 'resources': {}}
     assert prepared['batches'] == [['web-0'], ['web-1']] and finished['old'] == [] and converged(kube)
     assert uids(kube) == kept and strategy(kube)['rollingUpdate'] == {'partition': 0}
+
+
+# ---- a protection our release left never becomes the user's strategy
+
+
+def test_a_protective_partition_left_by_a_release_is_ended_by_the_next_run_that_leaves_no_pod():
+    kube = FakeApps([workload('StatefulSet', replicas=4)])
+    before = uids(kube)
+    step(kube, 'prepare', images={'app': NEW})
+    step(kube, 'batch', images={'app': NEW}, names=['web-0'])
+    step(kube, 'release', images={'app': NEW})
+    # web-1..3 are not the lowest ordinals: held at replicas, and the record says it is ours
+    assert strategy(kube)['rollingUpdate'] == {'partition': 4}
+    assert rec(kube)['protection']['user'] == {'updateStrategy': {'type': 'RollingUpdate', 'rollingUpdate': {'partition': 0}}}
+    prepared, finished = run_all(kube, 'StatefulSet', images={'app': NEW})
+    assert prepared['kept'] == [] and finished['old'] == [] and set(images(kube).values()) == {NEW}
+    assert strategy(kube) == {'type': 'RollingUpdate', 'rollingUpdate': {'partition': 0}} and converged(kube)
+    assert 'protection' not in rec(kube) and uids(kube) == before
+
+
+def test_a_daemonset_kept_on_delete_for_a_partition_gets_rolling_update_back_when_no_pod_is_left():
+    kube = FakeApps([workload('DaemonSet')])
+    original = kube.get('DaemonSet', 'web')['spec']['updateStrategy']
+    run_all(kube, 'DaemonSet', images={'app': NEW}, partition='1')
+    assert kube.get('DaemonSet', 'web')['spec']['updateStrategy'] == {'type': 'OnDelete'}
+    _prepared, finished = run_all(kube, 'DaemonSet', images={'app': NEW})
+    assert finished['old'] == [] and kube.get('DaemonSet', 'web')['spec']['updateStrategy'] == original
+
+
+def test_a_strategy_the_user_changed_after_our_protection_is_the_users():
+    kube = FakeApps([workload('StatefulSet', replicas=4)])
+    step(kube, 'prepare', images={'app': NEW})
+    step(kube, 'batch', images={'app': NEW}, names=['web-0'])
+    step(kube, 'release', images={'app': NEW})
+    kube.request('PATCH', '/apis/apps/v1/namespaces/shop/statefulsets/web', body={'spec': {'updateStrategy': {
+        'rollingUpdate': {'partition': 3}}}}, content_type=MERGE_PATCH)
+    # the controller replaced web-3 natively (ordinal 3 is not protected any more); a re-run keeps web-0..2 as the
+    # user's partition 3 says and leaves the user's strategy as it is
+    prepared, finished = run_all(kube, 'StatefulSet', images={'app': NEW})
+    assert prepared['kept'] == ['web-0', 'web-1', 'web-2'] and prepared['batches'] == [] and not finished['changed']
+    assert strategy(kube)['rollingUpdate'] == {'partition': 3}
