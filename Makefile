@@ -11,19 +11,25 @@ REPEAT     ?= 1
 SOAK_FAULTS ?= 55
 SOAK_SEED   ?=
 SOAK_PODS   ?= 30
-CLUSTER_BIN := $(CACHE)/bin/cluster
+# K8S=1.NN: the Kubernetes release of the local cluster (default: tests/cluster/go.mod's, see
+# tests/cluster/README.md "Versions"); cluster-up, cluster-test, integration and test honour it.
+K8S        ?=
+VERSIONS   ?=
+TARGETS    ?=
 PYTHON     ?= $(shell hack/find-python.sh)
 VENV       := $(CACHE)/venv
-export CACHE CLUSTERDIR NODES
+export CACHE CLUSTERDIR NODES K8S
 
 .PHONY: help venv cluster-build cluster-up cluster-down cluster-status cluster-test \
-        sanity units integration test demo bench soak clean
+        sanity units integration test test-versions demo bench soak clean
 
 help:
 	@echo "make demo            build and start the local cluster, run an in-place rollout, print before/after"
 	@echo "make test            sanity + unit + cluster + integration tests (what CI runs)"
-	@echo "make cluster-up      start the local Kubernetes (kubeconfig: .cluster/kubeconfig)"
+	@echo "make cluster-up      start the local Kubernetes (kubeconfig: .cluster/kubeconfig); K8S=1.33 picks the release"
 	@echo "make cluster-down    stop it; make cluster-status shows it"
+	@echo "make test-versions VERSIONS='1.37 1.33' TARGETS='inplace_image'  cluster suite + integration targets on"
+	@echo "                     each Kubernetes release (default: all of both); results: tests/cluster/versions/results.json"
 	@echo "make bench PODS=10,100 REPEAT=1  benchmarks on the local cluster"
 	@echo "make soak SOAK_FAULTS=55 SOAK_SEED= SOAK_PODS=30  chaos soak (a random seed unless SOAK_SEED is set) of the rollout role on the running local cluster"
 
@@ -57,6 +63,9 @@ integration: cluster-up venv
 
 test: venv
 	hack/test.sh
+
+test-versions: venv
+	VERSIONS="$(VERSIONS)" TARGETS="$(TARGETS)" hack/test-versions.sh
 
 demo: venv
 	hack/demo.sh

@@ -6,7 +6,7 @@
 #   REPEAT        runs per scenario (default 1; the median is reported with the range)
 #   SCENARIOS     names from tests/bench/run.py SCENARIOS or TRAFFIC, or "traffic" (default: all)
 #   TRAFFIC_PODS  pod counts of the traffic scenario (default: 100 if PODS has it, else the smallest of
-#                 PODS; 0: none). It needs the test bed's binary ($CACHE/bin/cluster, its traffic client).
+#                 PODS; 0: none). It needs the test bed's binary (hack/cluster.sh bin, its traffic client).
 #   MERGE=1       keep the rows of OUT that this run does not measure again
 #   PROFILE=dir   every measured Python process (ansible-playbook, our modules) runs under cProfile and writes
 #                 dir/<pid>.prof (read with python -m pstats); slower: its wall and CPU figures are not comparable
@@ -69,4 +69,4 @@ fi
 PYTHONPATH=$collections:$root/tests/bench "$venv/bin/python" "$root/tests/bench/run.py" \
   --pods "$pods" --kubeconfig "$kubeconfig" --hook "$root/tests/bench/hook" --collections "$collections:$galaxy" \
   --out "${OUT:-$root/bench/results.json}" --work "$work" --repeat "$repeat" ${SCENARIOS:+--scenarios "$SCENARIOS"} \
-  --cluster-bin "$cache/bin/cluster" ${TRAFFIC_PODS:+--traffic-pods "$TRAFFIC_PODS"} ${MERGE:+--merge}
+  --cluster-bin "${INPLACE_CLUSTER_BIN:-$("$root/hack/cluster.sh" bin)}" ${TRAFFIC_PODS:+--traffic-pods "$TRAFFIC_PODS"} ${MERGE:+--merge}

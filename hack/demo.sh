@@ -28,7 +28,7 @@ step() { printf '\n=== %s\n' "$*"; }
 # Steady requests through a Service while a change runs (tests/cluster's traffic client: bounded in rate and
 # time, it stops by itself), then one line: served and failed.
 traffic_start() {
-  "$cache/bin/cluster" traffic --kubeconfig "$KUBECONFIG" --namespace "$namespace" --service "$1" --rate 50 \
+  "$("$root/hack/cluster.sh" bin)" traffic --kubeconfig "$KUBECONFIG" --namespace "$namespace" --service "$1" --rate 50 \
     --delay 1s --duration 300s --out "$cache/demo-traffic-$1.json" > "$cache/demo-traffic-$1.log" 2>&1 < /dev/null &
   traffic_pid=$!
   sleep 3

@@ -9,6 +9,9 @@ venv=$cache/venv
 kubeconfig=${CLUSTERDIR:-$root/.cluster}/kubeconfig
 
 "$root/hack/require-cluster.sh" integration
+# The test bed's binary of the running cluster's release (its traffic and cri clients), for the targets.
+INPLACE_CLUSTER_BIN=${INPLACE_CLUSTER_BIN:-$("$root/hack/cluster.sh" bin)}
+export INPLACE_CLUSTER_BIN
 
 collections=$cache/collections
 galaxy=$("$root/hack/collections.sh")   # kubernetes.core (target kubernetes_core)

@@ -8,8 +8,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
-	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
 )
 
@@ -61,7 +59,7 @@ func (p *podContainerManager) GetPodCgroupConfig(pod *v1.Pod, name v1.ResourceNa
 	defer p.pods.mu.Unlock()
 	cfg, ok := p.pods.configs[pod.UID]
 	if !ok {
-		cfg = cm.ResourceConfigForPod(pod, true, cfsPeriodMicros, false, kubeletconfig.NoneMemoryReservationPolicy)
+		cfg = podResourceConfig(pod)
 		p.pods.configs[pod.UID] = cfg
 	}
 	// The kubelet dereferences these without nil checks, as a real cgroup always has a value.
@@ -85,7 +83,9 @@ func copyPtr[T any](dst **T, src *T) {
 	}
 }
 
-func (p *podContainerManager) SetPodCgroupConfig(_ klog.Logger, pod *v1.Pod, rc *cm.ResourceConfig) error {
+// set records a pod's cgroup settings (SetPodCgroupConfig, whose signature changed in 1.35, is in
+// compat_*135.go).
+func (p *podContainerManager) set(pod *v1.Pod, rc *cm.ResourceConfig) error {
 	p.pods.mu.Lock()
 	defer p.pods.mu.Unlock()
 	cfg, ok := p.pods.configs[pod.UID]

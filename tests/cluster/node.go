@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	cadvisorapi "github.com/google/cadvisor/info/v1"
-	"go.opentelemetry.io/otel/trace/noop"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -23,7 +21,6 @@ import (
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-	remote "k8s.io/cri-client/pkg"
 	"k8s.io/klog/v2"
 	kubeletapp "k8s.io/kubernetes/cmd/kubelet/app"
 	"k8s.io/kubernetes/cmd/kubelet/app/options"
@@ -40,17 +37,18 @@ type machine struct {
 	memory uint64
 }
 
-func (m *machine) MachineInfo() (*cadvisorapi.MachineInfo, error) {
-	return &cadvisorapi.MachineInfo{
+// (MachineInfo, whose signature changed in 1.37, is in compat_*137.go.)
+func (m *machine) info() *cadvisorMachineInfo {
+	return &cadvisorMachineInfo{
 		NumCores:         m.cores,
 		NumPhysicalCores: m.cores,
 		NumSockets:       1,
-		InstanceID:       cadvisorapi.InstanceID(m.NodeName),
+		InstanceID:       cadvisorInstanceID(m.NodeName),
 		MemoryCapacity:   m.memory,
 		MachineID:        m.NodeName,
 		SystemUUID:       m.NodeName,
 		BootID:           m.NodeName,
-	}, nil
+	}
 }
 
 func runNode(args []string) int {
@@ -126,14 +124,9 @@ func runNode(args []string) int {
 	hb.QPS = -1
 	heartbeat := clientset.NewForConfigOrDie(&hb)
 
-	runtimeService, err := remote.NewRemoteRuntimeService(ctx, endpoint, 15*time.Second, noop.NewTracerProvider(), false)
+	runtimeService, imageService, err := criClients(ctx, endpoint)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "node: runtime client: %v\n", err)
-		return 1
-	}
-	imageService, err := remote.NewRemoteImageService(ctx, endpoint, 15*time.Second, noop.NewTracerProvider(), false)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "node: image client: %v\n", err)
+		fmt.Fprintf(os.Stderr, "node: CRI client: %v\n", err)
 		return 1
 	}
 
@@ -149,7 +142,7 @@ func runNode(args []string) int {
 	// Serve HTTPS with a self-signed certificate and authenticate and authorise callers as
 	// a real kubelet does (kubemark's wiring skips both): the API server reaches this
 	// kubelet at the node IP for logs, exec and attach.
-	if hk.KubeletDeps.TLSOptions, err = kubeletapp.InitializeTLS(ctx, f, c); err != nil {
+	if hk.KubeletDeps.TLSOptions, err = kubeletTLS(ctx, f, c); err != nil {
 		fmt.Fprintf(os.Stderr, "node: kubelet TLS: %v\n", err)
 		return 1
 	}

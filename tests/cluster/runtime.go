@@ -37,7 +37,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"k8s.io/cri-streaming/pkg/streaming"
 )
 
 const initDuration = 500 * time.Millisecond
@@ -95,7 +94,7 @@ type fakeRuntime struct {
 	containers map[string]*container
 	images     map[string]*image // by normalised reference
 	server     *grpc.Server
-	streamer   streaming.Server
+	streamer   streamServer
 	// podSpec, when set, finds a pod's spec so that plain init containers can complete.
 	podSpec func(namespace, name string) *v1.PodSpec
 }

@@ -5,6 +5,7 @@ package main
 // Exec runs the command inside the container's PID and network namespaces (no TTY:
 // a TTY request gets stdout and stderr merged, without a terminal). PortForward
 // connects to the pod IP. Attach is not supported (the app writes to its log file).
+// (The streaming server's package moved in 1.36: see compat_*136.go.)
 
 import (
 	"context"
@@ -21,8 +22,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"k8s.io/cri-streaming/pkg/streaming"
-	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
 )
 
@@ -34,11 +33,11 @@ func (f *fakeRuntime) startStreaming() error {
 	if err != nil {
 		return fmt.Errorf("streaming server: %w", err)
 	}
-	cfg := streaming.DefaultConfig
+	cfg := defaultStreamConfig
 	cfg.Addr = l.Addr().String()
 	cfg.BaseURL = &url.URL{Scheme: "http", Host: cfg.Addr}
 	cfg.StreamIdleTimeout = 30 * time.Minute
-	srv, err := streaming.NewServer(cfg, streamRuntime{f})
+	srv, err := newStreamServer(cfg, streamRuntime{f})
 	if err != nil {
 		return err
 	}
@@ -47,7 +46,7 @@ func (f *fakeRuntime) startStreaming() error {
 	return nil
 }
 
-func (s streamRuntime) Exec(ctx context.Context, id string, cmdline []string, in io.Reader, out, errw io.WriteCloser, tty bool, _ <-chan remotecommandserver.TerminalSize) error {
+func (s streamRuntime) Exec(ctx context.Context, id string, cmdline []string, in io.Reader, out, errw io.WriteCloser, tty bool, _ <-chan terminalSize) error {
 	cmd, err := s.f.execCommand(ctx, id, cmdline)
 	if err != nil {
 		return err
@@ -68,7 +67,7 @@ func (s streamRuntime) Exec(ctx context.Context, id string, cmdline []string, in
 	return err
 }
 
-func (s streamRuntime) Attach(_ context.Context, id string, _ io.Reader, _, _ io.WriteCloser, _ bool, _ <-chan remotecommandserver.TerminalSize) error {
+func (s streamRuntime) Attach(_ context.Context, id string, _ io.Reader, _, _ io.WriteCloser, _ bool, _ <-chan terminalSize) error {
 	return fmt.Errorf("attach to container %s: not supported by the local cluster's runtime (use logs)", id)
 }
 

@@ -11,7 +11,22 @@ from kubernetes import client, config
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 CLUSTERDIR = os.environ.get("CLUSTERDIR", os.path.join(ROOT, ".cluster"))
 KUBECONFIG = os.path.join(CLUSTERDIR, "kubeconfig")
-CLUSTER_BIN = os.path.join(os.environ.get("CACHE", os.path.join(ROOT, ".cache")), "bin", "cluster")
+# hack/cluster.sh test names the binary of the release under test and the version it was built from.
+CLUSTER_BIN = os.environ.get("INPLACE_CLUSTER_BIN") or os.path.join(
+    os.environ.get("CACHE", os.path.join(ROOT, ".cache")), "bin", "cluster")
+
+
+def _default_version():
+    with open(os.path.join(ROOT, "tests", "cluster", "go.mod"), encoding="utf-8") as f:
+        for line in f:
+            words = line.split()
+            if words[:1] == ["k8s.io/kubernetes"] and words[1].startswith("v"):
+                return words[1]
+    raise RuntimeError("tests/cluster/go.mod requires no k8s.io/kubernetes version")
+
+
+VERSION = os.environ.get("INPLACE_K8S_VERSION") or _default_version()
+MINOR = int(VERSION.split(".")[1])
 
 
 @pytest.fixture(scope="session")

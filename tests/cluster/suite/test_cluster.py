@@ -6,11 +6,9 @@ import time
 import uuid
 
 import pytest
-from conftest import CLUSTER_BIN, cri, wait_for
+from conftest import CLUSTER_BIN, MINOR, VERSION, cri, wait_for
 
 from kubernetes import client
-
-VERSION = "v1.36.3"
 
 
 def pod_manifest(name, containers, **spec):
@@ -131,7 +129,8 @@ def test_resize_completes_without_restart(core, ns):
         ok = (s.resources and s.resources.requests.get("cpu") == "300m" and s.resources.limits.get("cpu") == "500m"
               and s.allocated_resources.get("cpu") == "300m"
               and not conds & {"PodResizePending", "PodResizeInProgress"}
-              and (p.status.observed_generation or 0) >= p.metadata.generation)
+              # status.observedGeneration: beta (on by default) since 1.34, alpha and off in 1.33
+              and (MINOR < 34 or (p.status.observed_generation or 0) >= p.metadata.generation))
         return p if ok else None
     after = wait_for("resize to 300m/500m", done, 60)
     assert status_of(after, "app").container_id == cid
@@ -157,13 +156,25 @@ def test_resize_with_restart_policy_restarts_container(core, ns):
     assert after.metadata.uid == before.metadata.uid
 
 
-def test_resize_beyond_node_allocatable_is_refused_by_the_apiserver(core, ns):
-    # Since 1.36 the API server's PodResize admission refuses requests above the node's allocatable.
+def test_resize_beyond_node_allocatable_is_refused(core, ns):
+    # Since 1.36 the API server's PodResize admission refuses requests above the node's allocatable;
+    # before, the API server stores them and the kubelet marks the resize Infeasible.
     create_ready_pod(core, ns, pod_manifest("big", [ctr("app", "registry.example/app:1.0",
                                                        resources=resources("100m", "100m", "64Mi", "64Mi"))]))
+    patch = {"spec": {"containers": [{"name": "app", "resources": resources("64", "64", "64Mi", "64Mi")}]}}
+    if MINOR < 36:
+        core.patch_namespaced_pod_resize("big", ns, patch)
+
+        def infeasible():
+            for c in core.read_namespaced_pod("big", ns).status.conditions or []:
+                if c.type == "PodResizePending" and c.reason == "Infeasible":
+                    return c
+            return None
+        cond = wait_for("PodResizePending/Infeasible", infeasible, 30)
+        assert "cpu" in (cond.message or "").lower()
+        return
     with pytest.raises(client.ApiException) as err:
-        core.patch_namespaced_pod_resize("big", ns, {"spec": {"containers": [
-            {"name": "app", "resources": resources("64", "64", "64Mi", "64Mi")}]}})
+        core.patch_namespaced_pod_resize("big", ns, patch)
     assert err.value.status == 403
     body = json.loads(err.value.body)
     assert body["details"]["causes"][0]["reason"] == "NodeCapacity"
