@@ -32,6 +32,17 @@ def status_of(pod, name):
     return _named(pod, 'status', ('containerStatuses', 'initContainerStatuses'), name)
 
 
+def web_pods(count=1):
+    """``count`` copies of the pod_web.json fixture named web-0, web-1, ... with uids uid-0, uid-1, ..."""
+    result = []
+    for index in range(count):
+        pod = load('pod_web.json')
+        pod['metadata']['name'] = 'web-%d' % index
+        pod['metadata']['uid'] = 'uid-%d' % index
+        result.append(pod)
+    return result
+
+
 def spec_of(pod, name):
     """The (mutable) spec entry of a container or init container."""
     return _named(pod, 'spec', ('containers', 'initContainers'), name)

@@ -20,21 +20,11 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine impo
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, drain, record
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import Window
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load, spec_of
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import spec_of, web_pods as pods
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 
 GATE = 'inplace.k8s/ready'
 NEW = 'registry.example/app:2.0'
-
-
-def pods(count):
-    result = []
-    for index in range(count):
-        pod = load('pod_web.json')
-        pod['metadata']['name'] = 'web-%d' % index
-        pod['metadata']['uid'] = 'uid-%d' % index
-        result.append(pod)
-    return result
 
 
 def run(cluster, **changes):

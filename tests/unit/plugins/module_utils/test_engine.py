@@ -13,21 +13,11 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, guardian, plan as planning, podstate, record
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load, spec_of, status_of
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import spec_of, status_of, web_pods as pods
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 
 GATE = 'inplace.k8s/ready'
 NEW = 'registry.example/app:2.0'
-
-
-def pods(count=1):
-    result = []
-    for index in range(count):
-        pod = load('pod_web.json')
-        pod['metadata']['name'] = 'web-%d' % index
-        pod['metadata']['uid'] = 'uid-%d' % index
-        result.append(pod)
-    return result
 
 
 def options(**changes):
