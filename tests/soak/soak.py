@@ -15,7 +15,9 @@ tests/faults/proxy.py). Then the rollout is run again, a bounded number of times
 and the invariants are checked on the cluster's own state:
 
   pod-recreated         a pod of the workload has another UID than when it was created (or is gone / new),
-                        or the Deployment has another ReplicaSet
+                        or the Deployment has another ReplicaSet (the ReplicaSets that keep the revision
+                        history of an in-place rollout, plugins/module_utils/rollout/history.py, do not
+                        count while they have no replicas)
   pod-drained           a pod's readiness-gate condition is not True (left drained)
   off-target-no-reason  a pod does not run the target (spec, status, ready) and its record says nothing
   not-converged         a pod is off target and its record says why (the rollout did not converge)
@@ -55,6 +57,8 @@ import threading
 import time
 
 import yaml
+
+HISTORY_HASH_PREFIX = 'i'   # history.OUR_HASH_PREFIX: a pod-template-hash the Deployment controller never makes
 
 GATE = 'inplace.k8s/ready'
 CONTAINER = 'app'
@@ -216,6 +220,12 @@ class Workload(object):
         return self.api.items('/apis/apps/v1/namespaces/%s/replicasets?labelSelector=app%%3D%s'
                               % (self.namespace, self.name))
 
+    def running_replicasets(self):
+        """The ReplicaSets of the Deployment but those that only keep its revision history: the template of an
+        in-place rollout's before, kept without replicas under a pod-template-hash of ours (HISTORY_HASH_PREFIX)."""
+        return [rs for rs in self.replicasets() if (rs.get('spec') or {}).get('replicas')
+                or not (meta(rs, 'labels') or {}).get('pod-template-hash', '').startswith(HISTORY_HASH_PREFIX)]
+
     def containers_ready(self):
         pods = self.pods()
         return len(pods) == self.replicas and all(
@@ -251,7 +261,7 @@ class Workload(object):
         obj = self.read()
         self.strategy = self.released_spec(obj)
         if self.kind == 'Deployment':
-            self.replicaset = sorted(meta(rs, 'uid') for rs in self.replicasets())
+            self.replicaset = sorted(meta(rs, 'uid') for rs in self.running_replicasets())
 
     def released_spec(self, obj):
         spec = obj.get('spec') or {}
@@ -312,7 +322,7 @@ def check_invariants(w, target):
         if uids.get(name) != w.baseline.get(name):
             found['pod-recreated'].append('%s: uid %s -> %s' % (name, w.baseline.get(name), uids.get(name)))
     if w.kind == 'Deployment':
-        sets = w.replicasets()
+        sets = w.running_replicasets()
         if sorted(meta(rs, 'uid') for rs in sets) != w.replicaset:
             found['pod-recreated'].append('ReplicaSets now %s (created with %s)' % (
                 ', '.join('%s(%s replicas)' % (meta(rs, 'name'), (rs.get('spec') or {}).get('replicas')) for rs in sets),
