@@ -106,7 +106,9 @@ web = apps.read_namespaced_deployment('web', ns).status
 sets = apps.list_namespaced_replica_set(ns, label_selector='app=web').items
 print('\n  StatefulSet db: currentRevision=%s updateRevision=%s updatedReplicas=%s/%s' % (
     sts.current_revision, sts.update_revision, sts.updated_replicas, sts.replicas))
-print('  Deployment web: updatedReplicas=%s/%s, ReplicaSets %d (no new one)' % (web.updated_replicas, web.replicas, len(sets)))
+running = [rs for rs in sets if rs.spec.replicas]
+print('  Deployment web: updatedReplicas=%s/%s, ReplicaSets with pods %d (no new one), %d kept as revision history '
+      '(kubectl rollout history deployment/web)' % (web.updated_replicas, web.replicas, len(running), len(sets) - len(running)))
 PY
 
 step "For comparison: the same sidecar change by the Deployment controller's own rolling update (copy web-native)"
