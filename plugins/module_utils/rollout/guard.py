@@ -30,8 +30,9 @@ def drift(template, images, resources):
     return sorted(set('spec.template' + op['path'].replace('/', '.') for op in ops if op['op'] != 'test'))
 
 
-def _brief(images, resources):
-    return {k: v for k, v in (('images', images), ('resources', resources)) if v}
+def brief(target):
+    """A rollout target for messages: only what it changes."""
+    return {k: v for k, v in (target or {}).items() if v} or target
 
 
 def check(workload, images, resources, when='during this rollout', failed_pods=False):
@@ -44,7 +45,7 @@ def check(workload, images, resources, when='during this rollout', failed_pods=F
         return
     msg = ('%s %s/%s: its template was changed by another writer %s (%s no longer %s); %s' % (
         workload.kind, workload.namespace, workload.name, when, ', '.join(fields),
-        json.dumps(_brief(images, resources), sort_keys=True), WAYS_OUT))
+        json.dumps(brief({'images': images, 'resources': resources}), sort_keys=True), WAYS_OUT))
     details = {}
     if failed_pods:
         details['failed_pods'] = [{'name': '%s/%s' % (workload.kind, workload.name), 'status': CONFLICT,

@@ -222,7 +222,7 @@ class Rollout:
             resuming = bool(rec) and rec.get('state') in (IN_PROGRESS, ROLLING_BACK)
             if resuming and rec.get('target') != self.target:
                 raise ValidationError('%s %s/%s has an unfinished rollout to %s (state %s): %s' % (
-                    w.kind, w.namespace, w.name, json.dumps(_brief(rec.get('target')), sort_keys=True), rec.get('state'),
+                    w.kind, w.namespace, w.name, json.dumps(guard.brief(rec.get('target')), sort_keys=True), rec.get('state'),
                     WAY_OUT))
             if resuming and rec.get('state') == ROLLING_BACK:
                 # The same change after a failed rollback finishes that rollback; it is never applied again.
@@ -915,7 +915,7 @@ class Rollout:
         labels_target = {'labels': {key: value}}
         if rec.get('state') in (IN_PROGRESS, ROLLING_BACK) and rec.get('target') != labels_target:
             raise ValidationError('%s %s/%s has an unfinished rollout to %s: finish it first (%s)' % (
-                w.kind, w.namespace, w.name, json.dumps(_brief(rec.get('target')), sort_keys=True), WAY_OUT))
+                w.kind, w.namespace, w.name, json.dumps(guard.brief(rec.get('target')), sort_keys=True), WAY_OUT))
         service = self._drain_service(key, value)
         pods = w.pods()
         unlabelled = [p for p in pods if not drainer.applies(p)]
@@ -1018,11 +1018,6 @@ def _spec_images(pod, names):
     """'app=registry/app:3.0' for the containers ``names`` of the pod's spec."""
     found = [podstate.find_container(pod, name) for name in sorted(names)]
     return ', '.join('%s=%s' % (info.spec.get('name'), info.spec.get('image')) for info in found if info is not None)
-
-
-def _brief(target):
-    """A rollout target for messages: only what it changes."""
-    return {k: v for k, v in (target or {}).items() if v} or target
 
 
 def recreated_pods(changes):
