@@ -64,12 +64,14 @@ def wait_until(check, seconds=5.0):
 
 # ---- the watch
 
-def test_an_ancestor_that_dies_cancels_within_the_poll(child):
+def test_an_ancestor_that_dies_cancels_within_the_poll(child, monkeypatch):
     started = cancel.proc_stat(child.pid)[2]
+    looked = []
+    monkeypatch.setattr(cancel, 'gone', lambda ancestors, gone=cancel.gone: looked.append(gone(ancestors)) or looked[-1])
     current = cancel.Watch([(child.pid, started)], poll=0.05).start(signals=False)
     try:
-        time.sleep(0.2)
-        assert current.cancelled() is None   # alive: nothing
+        assert wait_until(lambda: len(looked) >= 3, 2.0)
+        assert looked[:3] == [None, None, None] and current.cancelled() is None   # looked at it alive: nothing
         killed = time.monotonic()
         child.kill()
         assert wait_until(current.cancelled, 2.0)

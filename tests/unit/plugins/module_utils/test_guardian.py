@@ -6,6 +6,7 @@
 
 import json
 import os
+import select
 import signal
 import socket
 import time
@@ -149,10 +150,13 @@ def test_the_forked_guardian_outlives_a_sigkill_of_the_process_group_of_its_modu
     drains a pod and is killed with its whole process group; the guardian, in its own session, puts the pod
     back. An orderly end (done) leaves the pod as it is."""
     out = str(tmp_path / 'patches')
+    # Every process forked from here holds ``alive``: its end of file is the guardian's exit, after the module's.
+    ended, alive = os.pipe()
     pid = os.fork()
     if pid == 0:
         code = 0
         try:
+            os.close(ended)
             os.setpgid(0, 0)
             guard = guardian.start(lambda: FileKube(out, drained_pod('a')))
             guard.drained(drained_pod('a'), drain.drainer(GATE), 'restore_if_healthy')
@@ -162,12 +166,11 @@ def test_the_forked_guardian_outlives_a_sigkill_of_the_process_group_of_its_modu
         except BaseException:   # pylint: disable=broad-except
             code = 1
         os._exit(code)
+    os.close(alive)
     _pid, status = os.waitpid(pid, 0)
     assert os.WIFSIGNALED(status) if killed else os.WEXITSTATUS(status) == 0
-    deadline = time.time() + 10
-    while killed and not os.path.exists(out) and time.time() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.2)
+    with os.fdopen(ended, 'rb', buffering=0) as pipe:
+        assert select.select([pipe], [], [], 10)[0] and pipe.read() == b'', 'the guardian did not exit in 10 s'
     with open(out) if os.path.exists(out) else open(os.devnull) as found:
         assert found.read() == ('a True\n' if killed else '')
 
