@@ -9,6 +9,7 @@ __metaclass__ = type
 import copy
 import json
 import os
+import time
 
 import pytest
 
@@ -84,6 +85,15 @@ def pod(name='web-0', namespace='shop', uid=None, version='1', labels=None, node
     if status:
         result['status'] = status
     return result
+
+
+def wait_until(check, seconds=5.0, interval=0.02):
+    """The one wait of the unit tests for something another thread or process does: ``check()`` every
+    ``interval`` until it is true or ``seconds`` passed; its last answer."""
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:
+        time.sleep(interval)
+    return check()
 
 
 def spec_of(obj, name):

@@ -20,7 +20,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine impo
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, drain, record
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import Window
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import spec_of, web_pods as pods
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import spec_of, wait_until, web_pods as pods
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 
 GATE = 'inplace.k8s/ready'
@@ -53,13 +53,6 @@ def child():
     if process.poll() is None:
         process.kill()
         process.wait()
-
-
-def wait_until(check, seconds=5.0):
-    deadline = time.monotonic() + seconds
-    while not check() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return check()
 
 
 # ---- the watch
