@@ -6,7 +6,6 @@ __metaclass__ = type
 
 import copy
 import threading
-import time
 
 import pytest
 
