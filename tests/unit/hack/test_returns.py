@@ -7,7 +7,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import ast
-import importlib.util
 import io
 import os
 import shutil
@@ -15,17 +14,9 @@ import shutil
 import pytest
 import yaml
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+from ansible_collections.inplace.k8s.tests.unit.hack.conftest import ROOT, load_script
 
-
-def load_generator():
-    spec = importlib.util.spec_from_file_location('returns', os.path.join(ROOT, 'hack', 'returns.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-GENERATOR = load_generator()
+GENERATOR = load_script('returns.py', 'returns')
 MODULES = ('inplace_image', 'inplace_resize', 'container_recreate')
 
 
