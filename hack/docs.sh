@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Module and role documentation from the sources: lint it (antsibull-docs lint-collection-docs; any
-# error fails), then generate reStructuredText into docs/collection/ (gitignored), failing on errors.
+# Module and role documentation from the sources: write the modules' per-pod RETURN entries from
+# docs/sources/pod-results.yml (hack/returns.py; fails when a module's copy differed, leaving it
+# rewritten), lint it (antsibull-docs lint-collection-docs; any error fails), then generate
+# reStructuredText into docs/collection/ (gitignored), failing on errors.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${CACHE:-$root/.cache}
@@ -12,6 +14,12 @@ collections=$cache/collections
 mkdir -p "$collections/ansible_collections/inplace"
 ln -sfn "$root" "$collections/ansible_collections/inplace/k8s"
 export ANSIBLE_COLLECTIONS_PATH=$collections ANSIBLE_NOCOLOR=1
+
+echo "=== docs: per-pod RETURN entries from docs/sources/pod-results.yml"
+python "$root/hack/returns.py" || {
+  echo "docs: a module's per-pod RETURN entries differed from docs/sources/pod-results.yml (see above)" >&2
+  exit 1
+}
 
 echo "=== docs: lint"
 (cd "$collections/ansible_collections/inplace/k8s" &&

@@ -14,6 +14,8 @@ import types
 
 import pytest
 
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import container_status, pod
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'bench'))
 
@@ -28,6 +30,7 @@ def load(name):
 measure = load('measure')
 run = load('run')
 workloads = load('workloads')
+IMAGE = 'registry.example/bench:2.0'
 
 
 def request(pid, t, method='GET', path='/apis/apps/v1/namespaces/ns/deployments/bench', start=0.0):
@@ -199,29 +202,29 @@ def test_cluster_size_with_the_nodes_given():
     assert measure.cluster_size(100, nodes=5) == (5, 110)
 
 
-def pod(ready='True', gate=None, image='registry.example/bench:2.0', running='registry.example/bench:2.0',
-        deleting=False):
-    conditions = [{'type': 'Ready', 'status': ready}, {'type': 'ContainersReady', 'status': 'True'}]
+def bench_pod(ready='True', gate=None, running=IMAGE, deleting=False):
+    """A pod of the bench workload: sidecar first, then the app container (running ``running``, or waiting)."""
+    conditions = {'Ready': ready, 'ContainersReady': 'True'}
     if gate is not None:
-        conditions.append({'type': workloads.GATE, 'status': gate})
-    state = {'running': {'startedAt': '2026-11-26T10:00:00Z'}} if running else {'waiting': {'reason': 'x'}}
-    meta = {'name': 'bench-0', 'uid': 'u-0', 'resourceVersion': '7'}
-    if deleting:
-        meta['deletionTimestamp'] = '2026-11-26T10:00:01Z'
-    return {'metadata': meta, 'spec': {'containers': [{'name': 'app', 'image': image}]},
-            'status': {'conditions': conditions, 'containerStatuses': [
-                {'name': 'sidecar', 'image': 'other:1', 'state': {'running': {}}},
-                {'name': 'app', 'image': running or 'registry.example/bench:1.0', 'state': state}]}}
+        conditions[workloads.GATE] = gate
+    app = container_status('app', image=running or 'registry.example/bench:1.0')
+    if running:
+        app['state'] = {'running': {'startedAt': '2026-11-26T10:00:00Z'}}
+    else:
+        app['state'] = {'waiting': {'reason': 'x'}}
+    return pod('bench-0', uid='u-0', version='7', containers={'app': IMAGE}, conditions=conditions,
+               statuses=[container_status('sidecar', image='other:1'), app],
+               deleting='2026-11-26T10:00:01Z' if deleting else None)
 
 
 def test_pod_state_reads_the_json():
-    assert workloads.pod_state(pod(gate='False')) == {
+    assert workloads.pod_state(bench_pod(gate='False')) == {
         'uid': 'u-0', 'name': 'bench-0', 'ready': 'True', 'gate': 'False', 'image': 'registry.example/bench:2.0',
         'running': 'registry.example/bench:2.0', 'deleted': False}
 
 
 def test_pod_state_of_a_pod_starting_and_going():
-    state = workloads.pod_state(pod(ready='False', running=None, deleting=True))
+    state = workloads.pod_state(bench_pod(ready='False', running=None, deleting=True))
     assert (state['ready'], state['gate'], state['running'], state['deleted']) == ('False', None, None, True)
     assert workloads.pod_state({'metadata': {'name': 'p', 'uid': 'u'}, 'spec': {'containers': [{'image': 'i'}]}},
                                deleted=True) == {'uid': 'u', 'name': 'p', 'ready': None, 'gate': None, 'image': 'i',

@@ -6,24 +6,15 @@ asks every option of the role that a survey can answer, with the role's defaults
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import importlib.util
 import json
 import os
 
 import pytest
 import yaml
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+from ansible_collections.inplace.k8s.tests.unit.hack.conftest import ROOT, load_script
 
-
-def load_generator():
-    spec = importlib.util.spec_from_file_location('awx_survey', os.path.join(ROOT, 'hack', 'awx-survey.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-GENERATOR = load_generator()
+GENERATOR = load_script('awx-survey.py', 'awx_survey')
 
 
 def role_options():

@@ -20,7 +20,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine impo
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, drain, record
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import Window
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import spec_of, web_pods as pods
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import spec_of, wait_until, web_pods as pods
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 
 GATE = 'inplace.k8s/ready'
@@ -55,21 +55,16 @@ def child():
         process.wait()
 
 
-def wait_until(check, seconds=5.0):
-    deadline = time.monotonic() + seconds
-    while not check() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return check()
-
-
 # ---- the watch
 
-def test_an_ancestor_that_dies_cancels_within_the_poll(child):
+def test_an_ancestor_that_dies_cancels_within_the_poll(child, monkeypatch):
     started = cancel.proc_stat(child.pid)[2]
+    looked = []
+    monkeypatch.setattr(cancel, 'gone', lambda ancestors, gone=cancel.gone: looked.append(gone(ancestors)) or looked[-1])
     current = cancel.Watch([(child.pid, started)], poll=0.05).start(signals=False)
     try:
-        time.sleep(0.2)
-        assert current.cancelled() is None   # alive: nothing
+        assert wait_until(lambda: len(looked) >= 3, 2.0)
+        assert looked[:3] == [None, None, None] and current.cancelled() is None   # looked at it alive: nothing
         killed = time.monotonic()
         child.kill()
         assert wait_until(current.cancelled, 2.0)

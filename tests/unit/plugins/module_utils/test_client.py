@@ -13,6 +13,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection import clie
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
 )
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import pod
 
 
 @pytest.mark.parametrize('attempt, retry_after, low, high', [
@@ -379,9 +380,9 @@ def _wire(obj):
 
 
 def _pod(name, managed):
-    return {'kind': 'Pod', 'apiVersion': 'v1',
-            'metadata': {'name': name, 'annotations': {'note': 'a "quoted" ],"x":[ value'}, 'managedFields': managed},
-            'spec': {'containers': [{'name': 'app', 'image': 'shop:1'}]}, 'status': {'phase': 'Running'}}
+    """A pod whose metadata ends with ``managed`` as managedFields, after an annotation that looks like JSON."""
+    return pod(name, phase='Running', metadata={'annotations': {'note': 'a "quoted" ],"x":[ value'},
+                                                'managedFields': managed})
 
 
 MANAGED = [{'manager': 'kubelet', 'operation': 'Update', 'subresource': 'status',
@@ -403,7 +404,8 @@ def test_managed_fields_are_cut_before_decoding():
               'items': [_pod('web-%d' % i, MANAGED) for i in range(3)] + [_pod('web-3', [])]}
     decoded = json.loads(client.without_managed_fields(_wire(listed)))
     assert [item['metadata'] for item in decoded['items']] == [
-        {'name': 'web-%d' % i, 'annotations': pod['metadata']['annotations']} for i in range(4)]
+        dict((key, value) for key, value in _pod('web-%d' % i, []).get('metadata').items() if key != 'managedFields')
+        for i in range(4)]
     event = json.loads(client.without_managed_fields(_wire({'type': 'MODIFIED', 'object': pod})))
     assert event == {'type': 'MODIFIED', 'object': bare}
 

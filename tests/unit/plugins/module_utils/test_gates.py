@@ -16,23 +16,19 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import gates
 
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import pod
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
 
 GATE = 'inplace.k8s/ready'
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 
 
-def pod(name, gated=True, condition=None, terminating=False, version='1'):
-    obj = {'metadata': {'name': name, 'namespace': 'shop', 'uid': 'uid-' + name, 'resourceVersion': version},
-           'spec': {'containers': [{'name': 'app', 'image': 'web:1'}]},
-           'status': {'conditions': [{'type': 'Ready', 'status': 'False'}]}}
-    if gated:
-        obj['spec']['readinessGates'] = [{'conditionType': GATE}]
+def gated(name, condition=None, deleting=None):
+    """A pod that lists the gate; ``condition`` its status, none when None."""
+    conditions = {'Ready': 'False'}
     if condition:
-        obj['status']['conditions'].append({'type': GATE, 'status': condition})
-    if terminating:
-        obj['metadata']['deletionTimestamp'] = '2026-01-01T00:00:00Z'
-    return obj
+        conditions[GATE] = condition
+    return pod(name, gates=[GATE], conditions=conditions, deleting=deleting)
 
 
 class FakeApi(FakeCluster):
@@ -202,16 +198,16 @@ def test_installed_for_lists_our_policies_of_the_gate():
 # ---- healing
 
 def test_pod_gate_states():
-    assert gates.pod_gate_state(pod('a'), GATE) == 'stranded'
-    assert gates.pod_gate_state(pod('a', condition='True'), GATE) == 'open'
-    assert gates.pod_gate_state(pod('a', condition='False'), GATE) == 'closed'
-    assert gates.pod_gate_state(pod('a', gated=False), GATE) == 'not_gated'
-    assert gates.pod_gate_state(pod('a', terminating=True), GATE) == 'terminating'
+    assert gates.pod_gate_state(gated('a'), GATE) == 'stranded'
+    assert gates.pod_gate_state(gated('a', condition='True'), GATE) == 'open'
+    assert gates.pod_gate_state(gated('a', condition='False'), GATE) == 'closed'
+    assert gates.pod_gate_state(pod('a', conditions={'Ready': 'False'}), GATE) == 'not_gated'
+    assert gates.pod_gate_state(gated('a', deleting=True), GATE) == 'terminating'
 
 
 def test_heal_opens_only_stranded_pods_and_reports_each():
-    api = FakeApi([pod('a'), pod('b', condition='False'), pod('c', condition='True'), pod('d', gated=False),
-                   pod('e', terminating=True)])
+    api = FakeApi([gated('a'), gated('b', condition='False'), gated('c', condition='True'),
+                   pod('d', conditions={'Ready': 'False'}), gated('e', deleting=True)])
     plan = gates.heal(api, 'shop', GATE, check_mode=True)
     assert plan['changed'] and plan['opened'] == ['a'] and plan['stranded'] == ['a']
     assert [p['status'] for p in plan['pods']] == ['would_open', 'closed', 'open', 'not_gated', 'terminating']
@@ -229,7 +225,7 @@ def test_heal_opens_only_stranded_pods_and_reports_each():
 
 
 def test_heal_never_opens_a_gate_closed_between_the_list_and_the_write():
-    api = FakeApi([pod('a')])
+    api = FakeApi([gated('a')])
 
     def drain_first(cluster, name):
         cluster.pods[name]['status']['conditions'].append({'type': GATE, 'status': 'False'})
@@ -241,14 +237,14 @@ def test_heal_never_opens_a_gate_closed_between_the_list_and_the_write():
 
 
 def test_heal_retries_a_conflict_and_reports_a_pod_that_went_away():
-    api = FakeApi([pod('a'), pod('b')])
+    api = FakeApi([gated('a'), gated('b')])
 
     def touch(cluster, name):
         cluster.pods[name]['metadata']['resourceVersion'] = '7'     # someone else wrote, gate still absent
     api.before_write = touch
     assert gates.heal(api, 'shop', GATE)['opened'] == ['a', 'b']
 
-    api = FakeApi([pod('a')])
+    api = FakeApi([gated('a')])
 
     def delete(cluster, name):
         cluster.pods[name]['metadata']['resourceVersion'] = '9'
@@ -259,14 +255,14 @@ def test_heal_retries_a_conflict_and_reports_a_pod_that_went_away():
 
 
 def test_heal_needs_patch_pods_status_before_writing():
-    api = FakeApi([pod('a')], denied=['patch pods'])
+    api = FakeApi([gated('a')], denied=['patch pods'])
     with pytest.raises(ForbiddenError, match='patch pods/status in namespace shop'):
         gates.heal(api, 'shop', GATE)
     assert not [c for c in api.calls if c[0] == 'patch']
 
 
 def test_run_dispatches_and_drops_the_diff_without_diff_mode():
-    api = FakeApi([pod('a')])
+    api = FakeApi([gated('a')])
     params = {'state': 'present', 'gate': GATE, 'namespaces': ['shop'], 'namespace_selector': None,
               'object_selector': None, 'policy_name': None, 'binding_name': None, 'failure_policy': 'Ignore'}
     assert 'diff' not in gates.run(api, params)

@@ -6,6 +6,7 @@
 
 import json
 import os
+import select
 import signal
 import socket
 import time
@@ -14,21 +15,18 @@ import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, NotFoundError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, guardian, record
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import container_status, pod
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock
 
 GATE = 'inplace.k8s/ready'
 
 
-def pod(name, gate='False', ready=True, waiting=None, uid=None, label=None):
-    state = {'waiting': {'reason': waiting}} if waiting else {'running': {}}
-    return {'metadata': {'name': name, 'namespace': 'shop', 'uid': uid or 'uid-' + name,
-                         'labels': {'serving': label} if label else {}},
-            'spec': {'readinessGates': [{'conditionType': GATE}], 'containers': [{'name': 'app', 'image': 'a:2'}]},
-            'status': {'phase': 'Running',
-                       'conditions': [{'type': GATE, 'status': gate, 'reason': drain.DRAIN_REASON if gate == 'False'
-                                       else drain.READY_REASON}],
-                       'containerStatuses': [{'name': 'app', 'ready': ready and not waiting, 'state': state,
-                                              'restartCount': 0}]}}
+def drained_pod(name, gate='False', ready=True, waiting=None, uid=None, label=None):
+    """A pod our run drained: the gate ``gate`` (with the drain's reason while False), the container app."""
+    reason = drain.DRAIN_REASON if gate == 'False' else drain.READY_REASON
+    return pod(name, uid=uid, version=None, labels={'serving': label} if label else {}, containers={'app': 'a:2'},
+               gates=[GATE], phase='Running', conditions={GATE: {'status': gate, 'reason': reason}},
+               statuses=[container_status('app', ready=ready, waiting=waiting)])
 
 
 class Kube:
@@ -69,32 +67,32 @@ def talk(lines, kube):
 
 
 def test_an_orderly_end_touches_nothing():
-    kube = Kube(pod('a'))
+    kube = Kube(drained_pod('a'))
     assert talk([json.dumps(entry('a')), guardian.DONE], kube) == [] and kube.patches == []
 
 
 def test_a_killed_run_gets_its_drained_pods_back_but_not_those_it_settled():
-    kube = Kube(pod('a'), pod('b'))
+    kube = Kube(drained_pod('a'), drained_pod('b'))
     lines = [json.dumps(entry('a')), json.dumps(entry('b')), json.dumps({'settled': 'shop/b'})]
     assert talk(lines, kube) == ['shop/a']
     assert kube.patches == [('a', 'status', 'True')]
 
 
 def test_a_pod_killed_mid_restart_is_put_back_once_healthy_and_a_crashing_one_stays_drained():
-    kube = Kube(pod('a', ready=False), pod('b', waiting='CrashLoopBackOff'),
-                a=[pod('a', ready=False), pod('a', ready=False), pod('a')])
+    kube = Kube(drained_pod('a', ready=False), drained_pod('b', waiting='CrashLoopBackOff'),
+                a=[drained_pod('a', ready=False), drained_pod('a', ready=False), drained_pod('a')])
     assert talk([json.dumps(entry('a')), json.dumps(entry('b'))], kube) == ['shop/a']
     assert kube.patches == [('a', 'status', 'True')]
 
 
 def test_policies_restore_and_keep_false():
-    kube = Kube(pod('a', waiting='CrashLoopBackOff'), pod('b'))
+    kube = Kube(drained_pod('a', waiting='CrashLoopBackOff'), drained_pod('b'))
     assert talk([json.dumps(entry('a', policy='restore')), json.dumps(entry('b', policy='keep_false'))],
                 kube) == ['shop/a']
 
 
 def test_pods_gone_replaced_or_put_back_by_others_are_left_alone_and_the_wait_is_bounded():
-    kube = Kube(pod('b', uid='other'), pod('c', gate='True'), pod('d', ready=False))
+    kube = Kube(drained_pod('b', uid='other'), drained_pod('c', gate='True'), drained_pod('d', ready=False))
     clock = Clock()
     restored = guardian.restore(kube, [entry('a'), entry('b'), entry('c'), entry('d')], clock, clock.sleep, seconds=5)
     assert restored == [] and kube.patches == [] and 4 < clock.now < 7
@@ -104,7 +102,7 @@ def test_a_pod_another_live_run_drained_again_since_is_left_to_it():
     """A re-run started after the kill drains the pod again (its record, owned by a live process on this host): the
     guardian leaves it. The killed run's own record holds nothing against it."""
     def held_by(run, pid):
-        held = pod('a')
+        held = drained_pod('a')
         held['metadata']['annotations'] = {record.ANNOTATION: record.dump({'image': {
             'state': 'in-progress', 'owner': {'run': run, 'host': socket.gethostname(), 'pid': pid},
             'expires': record.timestamp(time.time() + 600)}})}
@@ -117,13 +115,13 @@ def test_a_pod_another_live_run_drained_again_since_is_left_to_it():
 
 
 def test_an_api_error_is_tried_again_until_the_deadline():
-    kube = Kube(a=[ApiError('boom', status=500), pod('a')])
+    kube = Kube(a=[ApiError('boom', status=500), drained_pod('a')])
     clock = Clock()
     assert guardian.restore(kube, [entry('a')], clock, clock.sleep) == ['shop/a']
 
 
 def test_the_label_drain_is_put_back_too():
-    drained = pod('a', gate='True', label=drain.DRAINED_VALUE)
+    drained = drained_pod('a', gate='True', label=drain.DRAINED_VALUE)
     kube = Kube(drained)
     calls = []
     kube.patch_pod = lambda namespace, name, body, content_type=None, subresource=None, dry_run=False: calls.append(
@@ -152,25 +150,27 @@ def test_the_forked_guardian_outlives_a_sigkill_of_the_process_group_of_its_modu
     drains a pod and is killed with its whole process group; the guardian, in its own session, puts the pod
     back. An orderly end (done) leaves the pod as it is."""
     out = str(tmp_path / 'patches')
+    # Every process forked from here holds ``alive``: its end of file is the guardian's exit, after the module's.
+    ended, alive = os.pipe()
     pid = os.fork()
     if pid == 0:
         code = 0
         try:
+            os.close(ended)
             os.setpgid(0, 0)
-            guard = guardian.start(lambda: FileKube(out, pod('a')))
-            guard.drained(pod('a'), drain.drainer(GATE), 'restore_if_healthy')
+            guard = guardian.start(lambda: FileKube(out, drained_pod('a')))
+            guard.drained(drained_pod('a'), drain.drainer(GATE), 'restore_if_healthy')
             if killed:
                 os.killpg(os.getpgid(0), signal.SIGKILL)
             guardian.stop()
         except BaseException:   # pylint: disable=broad-except
             code = 1
         os._exit(code)
+    os.close(alive)
     _pid, status = os.waitpid(pid, 0)
     assert os.WIFSIGNALED(status) if killed else os.WEXITSTATUS(status) == 0
-    deadline = time.time() + 10
-    while killed and not os.path.exists(out) and time.time() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.2)
+    with os.fdopen(ended, 'rb', buffering=0) as pipe:
+        assert select.select([pipe], [], [], 10)[0] and pipe.read() == b'', 'the guardian did not exit in 10 s'
     with open(out) if os.path.exists(out) else open(os.devnull) as found:
         assert found.read() == ('a True\n' if killed else '')
 
@@ -179,6 +179,6 @@ def test_without_a_guardian_the_module_side_is_a_no_op():
     assert guardian.current() is None
     guardian.stop()
     lost = guardian.Guardian(None)
-    lost.drained(pod('a'), drain.drainer(GATE))
-    lost.settled(pod('a'))
+    lost.drained(drained_pod('a'), drain.drainer(GATE))
+    lost.settled(drained_pod('a'))
     lost.done()

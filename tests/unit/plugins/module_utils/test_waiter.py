@@ -6,12 +6,12 @@ __metaclass__ = type
 
 import copy
 import threading
-import time
 
 import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import PodFailure, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, waiter
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import wait_until
 
 
 def version(pod, rv):
@@ -163,11 +163,9 @@ def test_a_watch_that_ends_silently_is_resumed_from_the_last_version(web_pod):
     kube.push('MODIFIED', version(web_pod, 'v1'))
     watcher.wait_for('web-0', lambda p: p['metadata']['resourceVersion'] == 'v1', timeout=5)
     # the stream ends (a stalled connection given up by the read timeout): a new watch from v1
-    deadline = time.time() + 5
-    while 'v1' not in kube.watches and time.time() < deadline:
-        time.sleep(0.05)
+    resumed = wait_until(lambda: 'v1' in kube.watches)
     watcher.stop()
-    assert 'v1' in kube.watches and kube.lists == 1
+    assert resumed and kube.lists == 1
 
 
 def test_an_event_wakes_only_the_waiters_of_its_pod(web_pod):
