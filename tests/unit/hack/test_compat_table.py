@@ -6,20 +6,11 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import importlib.util
 import os
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+from ansible_collections.inplace.k8s.tests.unit.hack.conftest import ROOT, load_script
 
-
-def load_generator():
-    spec = importlib.util.spec_from_file_location('compat_table', os.path.join(ROOT, 'hack', 'compat-table.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-TABLE = load_generator()
+TABLE = load_script('compat-table.py', 'compat_table')
 
 
 def test_the_page_agrees_with_the_results():
