@@ -50,7 +50,7 @@ class Draining:
             done, why = poll.until(lambda: gate.out_of_service(self.kube, run.pod), timeout, done=lambda r: r[0],
                                    cancelled=cancel.cancelled, clock=self.clock, sleep=self.sleep)
             run.gate.update(observed_not_ready=done, services=sorted(run.services))
-            if not done:
+            if not done and not cancel.cancelled():   # cancelled: the pod is put back as it was (podsteps)
                 self.warn('pod %s: %s %s s after its label was set to %s=%s (does that Service select by %s?)'
                           % (run.plan.name, why, timeout, gate.key, drain.DRAINED_VALUE, gate.key))
         self.sleep(self.options.drain_seconds)
