@@ -72,7 +72,7 @@ options:
         then cannot start it, so nothing of the application runs. The pods are deleted afterwards.
       - A node where the pull fails (V(ErrImagePull), V(ImagePullBackOff)) fails its pods before they are drained or
         changed (reason V(PrePullFailed)); a pull still running after O(wait_timeout) only warns.
-      - Needs C(create), C(delete) and C(list) on C(pods) (ClusterRole C(inplace-k8s-prepull) in
+      - Needs C(create), C(delete), C(list) and C(watch) on C(pods) (ClusterRole C(inplace-k8s-prepull) in
         C(rbac/inplace-k8s-rbac.yml)); refused before anything is written without them. Pods of the namespace's
         PodSecurity C(restricted) level are accepted.
     type: bool

@@ -5,7 +5,8 @@
 """The image operation: set container / sidecar images in place (what inplace_image runs)."""
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConflictError, ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import ConcurrentChange, Operation
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.operation import Operation
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.podrun import ConcurrentChange
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import images, plan, podstate, record
 
 

@@ -22,16 +22,18 @@ import hashlib
 import re
 import time
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, ConflictError, NotFoundError
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
+    ApiError, ConflictError, NotFoundError, WaitTimeout,
+)
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan as planning, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
 
 LABEL = 'inplace.k8s/prepull'
 NOOP_COMMAND = ['/nonexistent/inplace-k8s-prepull']
 PULLING = ('ContainerCreating', 'PodInitializing')
 PULL_FAILED = ('ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull', 'RegistryUnavailable',
                'SignatureValidationFailed')
-PERMISSIONS = (('create', 'pods', ''), ('delete', 'pods', ''), ('list', 'pods', ''))
-POLL_SECONDS = 0.5
+PERMISSIONS = (('create', 'pods', ''), ('delete', 'pods', ''), ('list', 'pods', ''), ('watch', 'pods', ''))
 
 
 def run_label(owner):
@@ -95,13 +97,19 @@ def targets(pairs):
     return by_node
 
 
-class Prepull(object):
-    """Pre-pull pods of one run in one namespace."""
+class Stopped(Exception):
+    """A pre-pull pod's wait ends early: the pod is gone, or the run was cancelled."""
 
-    def __init__(self, kube, namespace, owner, clock=time.monotonic, sleep=time.sleep):
+
+class Prepull(object):
+    """Pre-pull pods of one run in one namespace. ``watch(label_selector)``: a started watcher of the
+    namespace's pods with that label (default: a waiter.PodWatcher)."""
+
+    def __init__(self, kube, namespace, owner, clock=time.monotonic, watch=None):
         self.kube, self.namespace = kube, namespace
         self.label = run_label(owner)
-        self.clock, self.sleep = clock, sleep
+        self.clock = clock
+        self.watch = watch or (lambda selector: PodWatcher(kube, namespace, label_selector=selector).start())
         self.left = []   # pods that could not be deleted: (name, why)
 
     def start(self, by_node, pull_secrets=None):
@@ -116,19 +124,25 @@ class Prepull(object):
                 pass   # created by an earlier step of this run
         return names
 
-    def wait(self, by_node, timeout):
-        """{node: (state, message)} once every node's pod pulled or failed, or ``timeout`` passed
-        (those nodes: 'pulling')."""
+    def wait(self, by_node, timeout, cancelled=None):
+        """{node: (state, message)} once every node's pod pulled or failed, ``timeout`` passed (those nodes:
+        'pulling') or ``cancelled()`` gives a reason. One watch of this run's pre-pull pods, no polling."""
         wanted = dict((pod_name(node, images, self.label), node) for node, images in by_node.items())
         deadline = self.clock() + timeout
-        while True:
-            pods, _version = self.kube.list_pods(self.namespace, label_selector='%s=%s' % (LABEL, self.label))
-            found = dict((podstate.meta(p, 'name'), p) for p in pods)
-            states = dict((node, pull_state(found[name]) if name in found else ('missing', 'the pre-pull pod is gone'))
-                          for name, node in wanted.items())
-            if all(state != 'pulling' for state, _message in states.values()) or self.clock() >= deadline:
-                return states
-            self.sleep(POLL_SECONDS)
+
+        def stop(pod):
+            return Stopped() if pod is None or (cancelled is not None and cancelled()) else None
+
+        with self.watch('%s=%s' % (LABEL, self.label)) as watcher:
+            for name in sorted(wanted):
+                try:
+                    watcher.wait_for(name, lambda pod: pull_state(pod)[0] != 'pulling', stop,
+                                     max(0.0, deadline - self.clock()))
+                except (Stopped, WaitTimeout):
+                    pass
+            found = dict((name, watcher.get(name)) for name in wanted)
+        return dict((node, pull_state(found[name]) if found[name] is not None else
+                     ('missing', 'the pre-pull pod is gone')) for name, node in wanted.items())
 
     def delete(self, by_node=None):
         """Delete this run's pods (of ``by_node``'s nodes only, when given); names deleted."""
@@ -146,3 +160,51 @@ class Prepull(object):
             except ApiError as exc:
                 self.left.append((name, exc.msg))   # harmless (it runs nothing); reported, deleted by a re-run
         return names
+
+
+class Pass(object):
+    """The pre-pull of one engine run: the new images pulled on the nodes of the pods to change (and started on the
+    nodes of ``options.prepull_ahead``, the next pods, without waiting) before any pod is drained; a node where the
+    pull fails fails its pods before they are touched (``failed``: node -> why). ``report``: the result's prepull."""
+
+    def __init__(self, kube, operation, options, run, warn, clock=time.monotonic, puller=None):
+        self.kube, self.op, self.options, self.warn, self.clock = kube, operation, options, warn, clock
+        self.run = run
+        self.puller = puller
+        self.failed = {}
+        self.report = None
+        self.by_node = self.ahead = None
+
+    def start(self, plans, cancelled=None):
+        self.by_node = targets((p.pod, self.op.images(p)) for p in plans if p.action == planning.UPDATE)
+        self.ahead = dict((node, set(images)) for node, images in (self.options.prepull_ahead or {}).items())
+        namespace = podstate.meta(plans[0].pod, 'namespace') if plans else None
+        if self.puller is None:
+            self.puller = Prepull(self.kube, namespace, self.run, self.clock)
+        since = self.clock()
+        secrets = next(((p.pod.get('spec') or {}).get('imagePullSecrets') for p in plans
+                        if (p.pod.get('spec') or {}).get('imagePullSecrets')), None)
+        started = dict((node, set(images)) for node, images in self.ahead.items())
+        for node, images in self.by_node.items():
+            started.setdefault(node, set()).update(images)
+        self.puller.start(started, secrets)
+        states = self.puller.wait(self.by_node, self.options.wait_timeout, cancelled) if self.by_node else {}
+        for node, (state, message) in states.items():
+            if state in ('failed', 'missing'):
+                self.failed[node] = message
+            elif state == 'pulling' and not (cancelled is not None and cancelled()):
+                self.warn('pre-pull on node %s not finished after %ss: its pods are changed anyway (they wait for the '
+                          'pull)' % (node, self.options.wait_timeout))
+        self.report = {'nodes': sorted(self.by_node), 'ahead': sorted(set(self.ahead) - set(self.by_node)),
+                       'seconds': round(self.clock() - since, 3),
+                       'failed': dict((n, m) for n, m in sorted(self.failed.items()))}
+        return self
+
+    def done(self):
+        """Delete the pre-pull pods of this run's nodes that the next pods do not need."""
+        finished = dict((n, i) for n, i in self.by_node.items() if n not in self.ahead)
+        if finished:
+            self.puller.delete(finished)
+        for name, why in self.puller.left:
+            self.warn('pre-pull pod %s could not be deleted (%s): it runs nothing; delete it with kubectl delete pod '
+                      '-l %s' % (name, why, LABEL))

@@ -20,7 +20,7 @@ import time
 from collections import namedtuple
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import Operation
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.operation import Operation
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import cri, imageref, kruise, podexec, restart
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan, podstate
 

@@ -25,7 +25,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.client impo
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     ApiError, ConflictError, PodFailure, ValidationError,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import Operation
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.operation import Operation
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan, podstate, record, resources
 
 RESIZE_MIN = (1, 27)              # InPlacePodVerticalScaling (alpha): resources in a pod patch

@@ -27,11 +27,10 @@ import signal
 import threading
 import time
 
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import poll, record
 
 POLL_SECONDS = 0.25
 SIGNALS = ('SIGTERM', 'SIGINT', 'SIGHUP')
-ORPHAN_POLL_SECONDS = 0.25
 LAUNCHERS = ('ansible-runner', 'ansible-navigator')   # above ansible-playbook, not part of the run's lineage
 
 _current = None
@@ -254,10 +253,5 @@ def cancelled_owner(pod, owner, alive=record.pid_alive):
 
 
 def wait_exit(pid, timeout, alive=record.pid_alive, clock=time.monotonic, sleep=time.sleep):
-    """Wait at most ``timeout`` seconds for process ``pid`` to exit; did it?"""
-    deadline = clock() + timeout
-    while alive(pid):
-        if clock() >= deadline:
-            return False
-        sleep(ORPHAN_POLL_SECONDS)
-    return True
+    """Wait at most ``timeout`` seconds for process ``pid`` to exit (a cancel of this run stops the wait); did it?"""
+    return poll.until(lambda: not alive(pid), timeout, cancelled=cancelled, clock=clock, sleep=sleep)

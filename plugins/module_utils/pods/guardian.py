@@ -28,10 +28,9 @@ import os
 import time
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, NotFoundError
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, poll, record
 
 RESTORE_SECONDS = 60   # how long a pod killed mid-restart may take to be healthy again before it is put back
-POLL_SECONDS = 1
 DONE = 'done'
 # Container states after which a pod is not waited for: it will not get healthy by itself.
 BROKEN = ('CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerError',
@@ -155,8 +154,9 @@ def restore(kube, entries, clock=time.monotonic, sleep=time.sleep, seconds=RESTO
     each as its policy says (module docstring). The pods put back (namespace/name)."""
     pending = dict(('%s/%s' % (e['namespace'], e['name']), e) for e in entries if e.get('policy') != 'keep_false')
     restored = []
-    deadline = clock() + seconds
-    while pending:
+
+    def attempt():
+        """One pass over the pods still pending; are they all settled?"""
         for key, entry in sorted(pending.items()):
             try:
                 pod = kube.get_pod(entry['namespace'], entry['name'])
@@ -180,9 +180,10 @@ def restore(kube, entries, clock=time.monotonic, sleep=time.sleep, seconds=RESTO
                     continue
                 pending.pop(key)
                 restored.append(key)
-        if not pending or clock() >= deadline:
-            break
-        sleep(POLL_SECONDS)
+        return not pending
+
+    if pending:
+        poll.until(attempt, seconds, clock=clock, sleep=sleep)
     return restored
 
 

@@ -121,3 +121,18 @@ def pod_factory():
             target[keys[-1]] = value
         return obj
     return make
+
+
+class ManualClock(object):
+    """A monotonic clock that only its own sleep() moves: pass ``clock`` and ``clock.sleep`` to the code under test."""
+
+    def __init__(self, now=0.0):
+        self.now = now
+        self.sleeps = []
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds

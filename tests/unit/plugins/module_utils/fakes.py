@@ -12,8 +12,10 @@ import itertools
 
 import jsonpatch
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConflictError, NotFoundError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH, Kube
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
+    ApiError, ConflictError, NotFoundError, WaitTimeout,
+)
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
 
@@ -33,6 +35,8 @@ class FakeCluster(object):
     namespaces = None                # names of the namespaces that exist (None: every one)
     services = {}                    # Service name -> selector: the EndpointSlices list its Ready pods
     objects = {}                     # other paths GET answers (a pod's controller, for example)
+    undeletable = ()                 # names of pods a DELETE is refused for (403)
+    pod_path = staticmethod(Kube.pod_path)
 
     def request(self, method, path, query=None, body=None, content_type=None):
         self.calls.append(('request', method, path))
@@ -49,7 +53,37 @@ class FakeCluster(object):
             if isinstance(self.objects[path], Exception):
                 raise self.objects[path]
             return copy.deepcopy(self.objects[path])
+        if method == 'POST' and path.endswith('/pods'):
+            return self._create(body)
+        if method == 'DELETE' and '/pods/' in path:
+            if name not in self.pods:
+                raise NotFoundError('pods "%s" not found' % name, status=404)
+            if name in self.undeletable:
+                raise ApiError('pods "%s" is forbidden' % name, status=403)
+            del self.pods[name]
+            return {}
         raise NotImplementedError(path)
+
+    def _create(self, body):
+        """A pod created (a pre-pull pod): its kubelet pulls each image at once, images ending in -pullfail fail to
+        pull, in -slowpull are still pulling; a pulled image's container cannot start (prepull.NOOP_COMMAND)."""
+        pod = copy.deepcopy(body)
+        name = pod['metadata']['name']
+        if name in self.pods:
+            raise ConflictError('pods "%s" already exists' % name, status=409)
+        pod['metadata'].update(uid='uid-%s' % name, resourceVersion=str(next(self._version)))
+        statuses = []
+        for container in pod['spec']['containers']:
+            image = container['image']
+            waiting = {'reason': 'CreateContainerError', 'message': 'no such file or directory'}
+            if image.endswith('-pullfail'):
+                waiting = {'reason': 'ErrImagePull', 'message': 'pull %s failed' % image}
+            elif image.endswith('-slowpull'):
+                waiting = {'reason': 'ContainerCreating'}
+            statuses.append({'name': container['name'], 'image': image, 'state': {'waiting': waiting}})
+        pod['status'] = {'containerStatuses': statuses}
+        self.pods[name] = pod
+        return copy.deepcopy(pod)
 
     def get_pod(self, namespace, name):
         self.calls.append(('get', name))
@@ -166,6 +200,14 @@ class FakeWatcher(object):
     def __init__(self, cluster):
         self.cluster = cluster
         self.waits = []
+
+    stopped = False   # the watch was stopped (the end of a with block)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stopped = True
 
     def get(self, name):
         pod = self.cluster.pods.get(name)

@@ -20,7 +20,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine impo
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, drain, record
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import Window
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import spec_of, wait_until, web_pods as pods
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock, spec_of, wait_until, web_pods as pods
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 
 GATE = 'inplace.k8s/ready'
@@ -257,3 +257,19 @@ def test_a_pause_ends_at_once_and_a_batch_starts_nothing_once_cancelled(watch, m
     assert len(kube.writes()) == writes and watch.not_started == ['web-1', 'web-2']
     with pytest.raises(InplaceError, match='state batch was not started'):
         Rollout(kube, fixtures.params(images={'app': NEW}, names=['web-1']), clock=clock, sleep=clock.sleep).run()
+
+
+def test_wait_exit_sees_the_exit_and_is_bounded_and_stopped_by_a_cancel(monkeypatch):
+    clock = ManualClock()
+    alive = iter([True, True, False])
+    assert cancel.wait_exit(4242, 30, alive=lambda pid: next(alive), clock=clock, sleep=clock.sleep) is True
+    assert clock.now < 1
+    clock = ManualClock()
+    assert cancel.wait_exit(4242, 30, alive=lambda pid: True, clock=clock, sleep=clock.sleep) is False
+    assert clock.now == 30
+    watch = cancel.Watch([])
+    watch.cancel('SIGTERM received')
+    monkeypatch.setattr(cancel, '_current', watch)
+    clock = ManualClock()
+    assert cancel.wait_exit(4242, 30, alive=lambda pid: True, clock=clock, sleep=clock.sleep) is False
+    assert clock.now == 0

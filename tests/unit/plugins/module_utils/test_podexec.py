@@ -115,3 +115,79 @@ def test_exec_strategy_refuses_shared_process_namespace():
     info = type('Info', (), {'name': 'app'})()
     assert 'pause' in podexec.ExecStrategy(None, KILL).refusal(pod, info)
     assert podexec.ExecStrategy(None, ['/app/ctl', 'restart']).refusal(pod, info) is None
+
+
+def test_exit_code_of_a_status_without_a_number():
+    failure = {'status': 'Failure', 'details': {'causes': [{'reason': 'ExitCode', 'message': 'none'}]}}
+    assert podexec.exit_code(failure) is None
+    assert podexec.exit_code({'status': 'Failure', 'details': {'causes': [{'reason': 'Other'}]}}) is None
+    assert podexec.handshake_error('Handshake status 500 {"kind":"Status", broken') == (
+        'Handshake status 500 {"kind":"Status", broken', 500)
+
+
+class Session(object):
+    """A websocket exec session of the kubernetes package that has already run."""
+
+    def __init__(self, error_channel):
+        self.error_channel = error_channel
+        self.closed = False
+        self.ran = None
+
+    def run_forever(self, timeout):
+        self.ran = timeout
+
+    def read_stdout(self):
+        return 'out'
+
+    def read_stderr(self):
+        return 'err'
+
+    def read_channel(self, channel):
+        return self.error_channel
+
+    def close(self):
+        self.closed = True
+
+
+class ApiClientOf(object):
+    def api_client(self):
+        return 'client'
+
+
+@pytest.fixture
+def websocket(monkeypatch):
+    """Answers of the kubernetes package's exec stream: set ``answer`` (a Session or an exception); ``calls``."""
+    import kubernetes.client
+    import kubernetes.stream
+
+    state = {'calls': []}
+
+    def fake_stream(method, name, namespace, **kwargs):
+        state['calls'].append((name, namespace, kwargs['container'], kwargs['command'], kwargs['_request_timeout']))
+        if isinstance(state['answer'], Exception):
+            raise state['answer']
+        return state['answer']
+    monkeypatch.setattr(kubernetes.stream, 'stream', fake_stream)
+    monkeypatch.setattr(kubernetes.client, 'CoreV1Api', lambda client: type('Api', (), {
+        'connect_get_namespaced_pod_exec': None, 'client': client})())
+    return state
+
+
+def test_run_exec_reads_the_output_and_the_status(websocket):
+    session = websocket['answer'] = Session('{"status": "Success"}')
+    result = podexec.run_exec(ApiClientOf(), 'shop', 'web-0', 'app', ['kill', '1'], timeout=7)
+    assert result == podexec.ExecResult({'status': 'Success'}, 'out', 'err', None, None)
+    assert session.closed and session.ran == 7
+    assert websocket['calls'] == [('web-0', 'shop', 'app', ['kill', '1'], 7)]
+    websocket['answer'] = Session('not json')
+    assert podexec.run_exec(ApiClientOf(), 'shop', 'web-0', 'app', ['kill', '1']).status == {
+        'status': 'Failure', 'message': 'not json'}
+
+
+def test_run_exec_turns_a_refused_handshake_into_a_result(websocket):
+    from kubernetes.client.rest import ApiException
+    refused = ApiException(status=0, reason='Handshake status 403 Forbidden')
+    refused.body = '{"kind":"Status","message":"pods \\"web-0\\" is forbidden","code":403}'
+    websocket['answer'] = refused
+    result = podexec.run_exec(ApiClientOf(), 'shop', 'web-0', 'app', ['kill', '1'])
+    assert (result.status, result.error, result.http_status) == (None, 'pods "web-0" is forbidden', 403)
