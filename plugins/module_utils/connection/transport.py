@@ -110,9 +110,9 @@ class Transport:
             return
         try:
             parts = urlsplit(self.host)
-            if parts.scheme.lower() not in SCHEMES or not parts.hostname:
+            # parts.port raises ValueError for a port that is not a number from 1 to 65535
+            if parts.scheme.lower() not in SCHEMES or not parts.hostname or parts.port == 0:
                 raise LocationValueError('the server must be https://host[:port] (or http://)')
-            parts.port   # pylint: disable=pointless-statement   (a port that is not a number raises ValueError)
             if parts.scheme.lower() == 'http':   # no TLS: urllib3's HTTPConnectionPool takes no TLS argument
                 args = {'maxsize': maxsize, 'block': True}
             self.pool = urllib3.connection_from_url(self.host, **args)

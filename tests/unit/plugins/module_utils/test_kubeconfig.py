@@ -385,7 +385,7 @@ def test_bypasses_proxy(host, no_proxy, bypass):
     assert transport.bypasses_proxy(host, no_proxy) is bypass
 
 
-def test_pool_manager_tls_arguments(clean_env):
+def test_pool_tls_arguments(clean_env):
     settings = load({'kubeconfig': config({'certificate-authority-data': b64(CA),
                                            'tls-server-name': 'kubernetes.default'},
                                           {'client-certificate-data': b64(CERT), 'client-key-data': b64(KEY)})})
@@ -403,7 +403,7 @@ def test_pool_manager_tls_arguments(clean_env):
     ({'proxy': 'http://proxy:3128', 'proxy_headers': {'proxy_basic_auth': 'a:b'}}, True),
     ({'proxy': 'http://proxy:3128', 'no_proxy': 'api.example'}, False),
     ({'validate_certs': False}, False)])
-def test_pool_manager_proxy(clean_env, params, proxied):
+def test_pool_proxy(clean_env, params, proxied):
     settings = load(dict({'host': 'https://api.example', 'api_key': 't'}, **params))
     pool = client.Kube(settings)._transport.pool
     assert isinstance(pool, urllib3.ProxyManager) is proxied
