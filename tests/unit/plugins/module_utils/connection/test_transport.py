@@ -43,7 +43,8 @@ class Server(object):
         self.listener.listen(16)
         self.listener.settimeout(10)
         self.port = self.listener.getsockname()[1]
-        self.accepted = self.closed = 0
+        self.accepted = 0
+        self.closed = threading.Semaphore(0)   # released as each connection is closed
         self.heads = []
         self.failures = []
         self.stopped = False
@@ -88,7 +89,7 @@ class Server(object):
             return
         finally:
             conn.close()
-            self.closed += 1
+            self.closed.release()
 
     def close(self):
         self.stopped = True
@@ -126,14 +127,6 @@ def kube(port, path='', maxsize=4, scheme='http', **params):
 def free_connections(api):
     """How many of the pool's slots are free (a connection given back, or none opened yet)."""
     return api._transport.pool.pool.qsize()
-
-
-def until(condition, seconds=5):
-    """Wait (bounded) until ``condition()`` holds; its last value."""
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return condition()
 
 
 def test_requests_share_one_kept_alive_connection_and_send_the_prefix_and_headers(serve):
@@ -183,7 +176,7 @@ def test_a_connection_the_server_closed_while_idle_is_not_used_again(serve):
     server = serve(lambda line, number: ok(b'{"connection": %d}' % number), hang_up=True)
     api = kube(server.port)
     assert api.request('GET', '/x') == {'connection': 1}
-    assert until(lambda: server.closed == 1)
+    assert server.closed.acquire(timeout=5)
     assert api.request('GET', '/x') == {'connection': 2}
 
 
@@ -457,7 +450,7 @@ def test_a_server_that_wants_a_client_certificate_refuses_none(serve, pki):
     with pytest.raises((ConfigError, TransientError)) as caught:
         client.Kube(client.configuration_from_params({'kubeconfig': document})).request('GET', '/x')
     assert 'tok' not in caught.value.msg.replace('token', '')
-    assert until(lambda: server.failures)
+    assert server.closed.acquire(timeout=5) and server.failures   # the server refused the handshake
 
 
 # --------------------------------------------------------------------------- impersonation headers
