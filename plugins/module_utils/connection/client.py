@@ -4,8 +4,8 @@
 
 """Connection to the API server: auth options -> configuration, JSON requests, typed errors, retries.
 
-kubeconfig.py loads the kubeconfig / in-cluster credentials and builds the TLS/proxy connection pool
-without importing the kubernetes package (only exec / auth-provider credentials and pods/exec need it);
+kubeconfig.py loads the kubeconfig / in-cluster credentials without importing the kubernetes package (only
+exec / auth-provider credentials and pods/exec need it), transport.py sends the requests through urllib3;
 requests are sent as plain JSON so that every patch type and subresource (pods/status, pods/resize)
 and watch streams work the same on every client version, without model objects.
 """
@@ -21,11 +21,13 @@ from urllib.parse import quote, urlencode
 try:
     import urllib3
     URLLIB3_IMPORT_ERROR = None
+    if int(urllib3.__version__.split('.')[0]) < 2:   # pragma: no cover - the requirement is urllib3 >= 2
+        URLLIB3_IMPORT_ERROR = ImportError('urllib3 %s is installed, urllib3 >= 2 is required' % urllib3.__version__)
 except ImportError as exc:  # pragma: no cover - exercised by the sanity import test
     URLLIB3_IMPORT_ERROR = exc
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import headers as request_headers
-from ansible_collections.inplace.k8s.plugins.module_utils.connection import kubeconfig, wire
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import kubeconfig, settings, transport
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     REFUSALS, AdmissionDenied, ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
     classify_refusal,
@@ -115,7 +117,7 @@ def retry_conflict(attempts=5, on_retry=None):
 # --------------------------------------------------------------------------- configuration
 
 def configuration_from_params(params):
-    """kubeconfig.ConnectionSettings from the auth options (see args.AUTH_ARG_SPEC and
+    """settings.ConnectionSettings from the auth options (see args.AUTH_ARG_SPEC and
     kubeconfig.settings_from_params)."""
     if not HAS_KUBERNETES:
         raise ConfigError('the kubernetes Python client is required: %s' % KUBERNETES_IMPORT_ERROR)
@@ -171,22 +173,17 @@ class Kube:
     """JSON access to the API server over one connection pool (thread-safe)."""
 
     def __init__(self, cfg, pool_size=10):
-        """``cfg``: kubeconfig.ConnectionSettings (whom to act as included: its ``impersonation``). Every header
+        """``cfg``: settings.ConnectionSettings (whom to act as included: its ``impersonation``). Every header
         value is checked here and in ``_open`` (headers.py), so a bad one is refused before any request."""
         # Workers share at most MAX_CONNECTIONS connections (+2 for the watches), waiting for a free one:
         # 100 workers would otherwise open up to 100 TLS connections, each a handshake on both sides.
         cfg.connection_pool_maxsize = min(max(pool_size, 4), MAX_CONNECTIONS) + 2
-        self.host = cfg.host.rstrip('/')
         self._cfg = cfg
-        self._pool = cfg.pool_manager()
         self._headers = request_headers.static(cfg)   # [(name, value)]: a name given twice is sent twice
         self._identity = getattr(cfg, 'impersonation', None)
-        if wire.direct(self._pool, self.host):   # no proxy: HTTP/1.1 of our own on the same TLS settings (wire.py)
-            self._pool = wire.Connections(self.host, self._pool.connection_pool_kw)
-            self._header_set = list
-        else:   # urllib3 sends each value of an HTTPHeaderDict on its own line
-            request_headers.refuse_joined(self._pool, self.host, self._headers)
-            self._header_set = urllib3.HTTPHeaderDict
+        self._transport = transport.Transport(cfg, cfg.connection_pool_maxsize)
+        self.host = self._transport.host
+        request_headers.refuse_joined(self._transport, self._headers)
         request_headers.authorization(cfg)
         self.reached = False  # an answer came from the server once: connection errors are then transient
 
@@ -200,20 +197,19 @@ class Kube:
         return bool(self._identity)
 
     def _open(self, method, path, query=None, body=None, content_type=None, timeout=REQUEST_TIMEOUT):
-        headers = self._headers + request_headers.authorization(self._cfg)
-        url = self.host + path
+        headers = urllib3.HTTPHeaderDict()   # each value of a name given twice goes on its own line
+        for name, value in self._headers + request_headers.authorization(self._cfg):
+            headers.add(name, value)
+        target = path
         query = [(k, v) for k, v in (query or {}).items() if v not in (None, '')]
         if query:
-            url += '?' + urlencode(query)
+            target += '?' + urlencode(query)
         data = None
         if body is not None:
             data = json.dumps(body).encode('utf-8')
-            headers.append(('Content-Type', content_type or 'application/json'))
+            headers.add('Content-Type', content_type or 'application/json')
         try:
-            response = self._pool.request(method, url, body=data, headers=self._header_set(headers),
-                                          preload_content=False,
-                                          timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]),
-                                          retries=False)
+            response = self._transport.urlopen(method, target, body=data, headers=headers, timeout=timeout)
         except urllib3.exceptions.SSLError as exc:
             raise ConfigError('TLS verification of the API server %s failed: %s; give the CA of the cluster '
                               '(ca_cert, or certificate-authority in the kubeconfig), or validate_certs=false '
@@ -221,24 +217,28 @@ class Kube:
         except urllib3.exceptions.HTTPError as exc:
             if not self.reached:
                 # Never answered: a wrong host, port or proxy fails at once instead of after the retries.
-                raise ConfigError('cannot reach the API server %s: %s; check host / the kubeconfig server '
-                                  'and that the API server is running' % (self.host, exc))
+                raise transport.unreachable(self.host, exc)
             raise TransientError('cannot reach the API server %s: %s' % (self.host, exc))
         self.reached = True
         if response.status >= 400:
-            body_text = response.read().decode('utf-8', 'replace')
-            response.release_conn()
+            body_text = self._body(response).decode('utf-8', 'replace')
             raise _error_from_response(response.status, body_text, response.headers)
         return response
+
+    def _body(self, response):
+        """The whole body of ``response``, its connection given back; a body cut short (fewer bytes than its
+        Content-Length, a broken chunk) or a read that times out is a TransientError."""
+        try:
+            return response.read()
+        except urllib3.exceptions.HTTPError as exc:
+            raise TransientError('the answer of the API server %s broke off: %s' % (self.host, exc))
+        finally:
+            response.release_conn()
 
     @retry_transient()
     def request(self, method, path, query=None, body=None, content_type=None):
         """One JSON request; the decoded answer. Transient errors are retried."""
-        response = self._open(method, path, query, body, content_type)
-        try:
-            return _decode(response.read())
-        finally:
-            response.release_conn()
+        return _decode(self._body(self._open(method, path, query, body, content_type)))
 
     def stream(self, path, query):
         """Yield the JSON lines of a watch. Opening is retried; a broken stream just ends, and so does
@@ -246,13 +246,16 @@ class Kube:
         it) + WATCH_READ_MARGIN, so a half-open connection (no bytes, no FIN) is given up in bounded time."""
         read = float(query.get('timeoutSeconds') or WATCH_DEFAULT_SECONDS) + WATCH_READ_MARGIN
         response = retry_transient()(self._open)('GET', path, query, timeout=(10, read))
+        ended = False
         try:
             for line in _lines(response):
                 yield _decode(line)
+            ended = True
         except (urllib3.exceptions.HTTPError, ValueError, OSError):
-            response.close()   # a stalled or broken connection is not given back to the pool
             return
         finally:
+            if not ended:
+                response.close()   # a stalled, broken or abandoned stream: its connection is not used again
             response.release_conn()
 
     def api_client(self):
@@ -262,7 +265,7 @@ class Kube:
         if request_headers.repeated(identity):
             raise ConfigError('the kubernetes client sends one value per header: it cannot act as several groups '
                               'or with several values of an extra key; drop impersonate_groups/impersonate_extra')
-        api = kubeconfig.kubernetes('client').ApiClient(self._cfg.kubernetes_configuration())
+        api = settings.kubernetes('client').ApiClient(self._cfg.kubernetes_configuration())
         for name, value in identity:
             api.set_default_header(name, value)
         return api

@@ -7,16 +7,11 @@
 A header value with a CR, LF or another control character would end its line and start another header (or another
 request) that nobody asked for: whatever the value comes from (impersonation options or kubeconfig fields, a token,
 a proxy header), it is refused with a ValidationError that names where it came from, never the value (a token must
-not be printed). Both HTTP writers (wire.py, urllib3 for proxies) then get the same header lines, a name given
-several times (one Impersonate-Group per group) as several lines.
+not be printed). urllib3 (transport.py) then writes a name given several times (one Impersonate-Group per group) as
+several lines.
 """
 
 import re
-
-try:
-    import urllib3
-except ImportError:  # pragma: no cover - client.HAS_KUBERNETES reports it
-    urllib3 = None
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 
@@ -27,7 +22,7 @@ USER_AGENT = 'inplace.k8s'
 
 def checked(name, value, source):
     """``value`` ready for the header ``name``, or ValidationError naming ``source`` (an option, a kubeconfig
-    field) when it holds a control character. Each character goes as one byte (latin-1) in both HTTP writers,
+    field) when it holds a control character. Each character goes as one byte (latin-1) on the wire (http.client),
     so the result holds the value's UTF-8 bytes: the API server reads back the value, as kubectl sends it."""
     if not isinstance(value, str):
         raise ValidationError('%s (header %s) must be a string, not %s' % (source, name, type(value).__name__))
@@ -69,16 +64,12 @@ def repeated(headers):
     return found
 
 
-def refuse_joined(pool, host, headers):
-    """ValidationError when urllib3's ``pool`` would join the values of a repeated header into one line (the API
-    server would read "g1, g2" as one group): urllib3 before 2.0, and a ProxyManager to a plain http:// server,
-    which copies the headers into a dict."""
+def refuse_joined(transport, headers):
+    """ValidationError when urllib3 would join the values of a repeated header into one line (the API server would
+    read "g1, g2" as one group): through a proxy to a plain http:// server, urllib3's ProxyManager copies the
+    headers into a dict. (urllib3 >= 2 sends every value of an HTTPHeaderDict on its own line otherwise.)"""
     names = repeated(headers)
-    if not names or urllib3 is None or not isinstance(pool, urllib3.PoolManager):
-        return
-    old = int(urllib3.__version__.split('.')[0]) < 2
-    if old or (isinstance(pool, urllib3.ProxyManager) and host.lower().startswith('http://')):
-        why, fix = (('urllib3 %s' % urllib3.__version__, 'install urllib3 >= 2') if old else
-                    ('a proxy to a plain http:// API server', 'reach the API server over https'))
+    if names and transport.proxied and transport.host.lower().startswith('http://'):
         raise ValidationError('%s must go as one header line per value (several impersonate_groups or '
-                              'impersonate_extra values), which %s cannot send; %s' % (', '.join(names), why, fix))
+                              'impersonate_extra values), which a proxy to a plain http:// API server cannot send; '
+                              'reach the API server over https' % ', '.join(names))

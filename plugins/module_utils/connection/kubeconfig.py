@@ -4,25 +4,21 @@
 
 """Where the API server is and how to reach it, from the auth options (args.AUTH_ARG_SPEC), without the
 kubernetes package: a kubeconfig (a file, several files in KUBECONFIG merged as kubectl merges them, or a
-dict), the in-cluster service account, explicit options on top; then the TLS/proxy connection pool.
+dict), the in-cluster service account, explicit options on top, into a settings.ConnectionSettings (transport.py
+builds the TLS/proxy connection pool from it).
 
 Importing the kubernetes package costs about a third of a second of every module's start-up. It is
 imported only where it is needed: users whose credentials come from an ``exec`` plugin or an
 ``auth-provider`` (EKS, GKE, OIDC: the kubernetes loader runs them), and pods/exec websockets
-(ConnectionSettings.kubernetes_configuration).
+(settings.ConnectionSettings.kubernetes_configuration).
 
 Messages name a kubeconfig by its path and its entries by name, never a value: a kubeconfig holds
 tokens and keys.
 """
 
-import atexit
 import base64
 import binascii
-import ipaddress
 import os
-import tempfile
-import threading
-import time
 
 from urllib.parse import urlsplit
 
@@ -31,216 +27,16 @@ try:
 except ImportError:  # pragma: no cover - client.HAS_KUBERNETES reports it
     urllib3 = None
 
-from ansible.module_utils.basic import missing_required_lib
-
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import impersonation
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConfigError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.settings import (
+    ConnectionSettings, KubeconfigError, TokenFile, basic_auth, bearer, kubernetes, private_file,
+)
 
 DEFAULT_SOURCE = 'kubeconfig from K8S_AUTH_KUBECONFIG/KUBECONFIG/~/.kube/config'
 IN_CLUSTER_SOURCE = 'the in-cluster service account'
 SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount'
-TOKEN_REFRESH_SECONDS = 60     # bound service account tokens rotate; kubectl re-reads token files each minute
-SOCKS_SCHEMES = frozenset(['socks4', 'socks4a', 'socks5', 'socks5h'])
 SECTIONS = (('clusters', 'cluster'), ('contexts', 'context'), ('users', 'user'))
-
-
-class KubeconfigError(ValueError):
-    """A kubeconfig or service account that cannot be used. The message names files, fields and
-    entries, never a value."""
-
-
-# --------------------------------------------------------------------------- private files
-
-_private_files = []
-
-
-def _remove_private_files():
-    while _private_files:
-        try:
-            os.remove(_private_files.pop())
-        except OSError:
-            pass
-
-
-def private_file(data):
-    """A new file readable by this user only (0600) holding ``data`` (bytes), removed at exit: the
-    ssl module reads client certificates and keys from files only."""
-    if not _private_files:
-        atexit.register(_remove_private_files)
-    handle, path = tempfile.mkstemp(prefix='inplace-k8s-')
-    _private_files.append(path)
-    with os.fdopen(handle, 'wb') as stream:
-        stream.write(data)
-    return path
-
-
-# --------------------------------------------------------------------------- credentials
-
-def bearer(token):
-    return 'Bearer %s' % token
-
-
-def basic_auth(username, password):
-    return 'Basic %s' % base64.b64encode(('%s:%s' % (username, password)).encode('utf-8')).decode('ascii')
-
-
-class TokenFile:
-    """The bearer token in a file, read again when the file changes and at least every minute (kubelet
-    rotates projected service account tokens); the last token read stays in use while a read fails.
-    ``token``: the token to use while the file cannot be read (a kubeconfig's ``token`` beside its
-    ``tokenFile``). A file that cannot be read at start and no ``token`` raise KubeconfigError."""
-
-    def __init__(self, path, token=None, clock=time.monotonic):
-        self.path = path
-        self.clock = clock
-        self._lock = threading.Lock()
-        self._token = token
-        self._stamp = self._read_at = None
-        try:
-            self._read()
-        except (OSError, UnicodeError) as exc:
-            if not token:
-                raise KubeconfigError('token file %s: %s' % (path, _reason(exc)))
-        except KubeconfigError:
-            if not token:
-                raise
-
-    def _read(self):
-        self._read_at = self.clock()
-        stat = os.stat(self.path)
-        with open(self.path) as stream:
-            token = stream.read().strip()
-        if not token:
-            raise KubeconfigError('token file %s is empty' % self.path)
-        self._token, self._stamp = token, (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-
-    def _stale(self):
-        if self.clock() - self._read_at >= TOKEN_REFRESH_SECONDS:
-            return True
-        try:
-            stat = os.stat(self.path)
-        except OSError:
-            return False
-        return (stat.st_ino, stat.st_mtime_ns, stat.st_size) != self._stamp
-
-    def __call__(self):
-        """The Authorization header value."""
-        if self._stale():
-            with self._lock:
-                try:
-                    self._read()
-                except (OSError, UnicodeError, KubeconfigError):
-                    pass
-        return bearer(self._token)
-
-
-def _reason(exc):
-    """An OSError's reason without repeating the file name."""
-    return getattr(exc, 'strerror', None) or str(exc)
-
-
-# --------------------------------------------------------------------------- the settings
-
-class ConnectionSettings:
-    """The API server (``host``), TLS (verify_ssl, ssl_ca_cert or ca_cert_data, cert_file/key_file,
-    tls_server_name), proxy (proxy, no_proxy, proxy_headers) and ``authorization``: a callable giving
-    the Authorization header value (refreshing expiring tokens), or None, set by ``authorization_source`` (an
-    option or a kubeconfig field, for messages). The attribute names are the kubernetes ``Configuration``'s.
-    ``impersonation``: whom to act as (impersonation.Impersonation: the options over the kubeconfig user's)."""
-
-    def __init__(self, host=None):
-        self.host = host
-        self.verify_ssl = True
-        self.ssl_ca_cert = None       # a CA file ...
-        self.ca_cert_data = None      # ... or PEM text (a kubeconfig's certificate-authority-data)
-        self.cert_file = None
-        self.key_file = None
-        self.tls_server_name = None
-        self.proxy = None
-        self.no_proxy = None
-        self.proxy_headers = None
-        self.authorization = None
-        self.authorization_source = None
-        self.impersonation = impersonation.Impersonation()
-        self.connection_pool_maxsize = None
-
-    def auth_headers(self):
-        value = self.authorization() if self.authorization else None
-        return {'authorization': value} if value else {}
-
-    def pool_manager(self):
-        """The urllib3 pool (through the proxy unless no_proxy matches the host)."""
-        args = {'cert_reqs': 'CERT_REQUIRED' if self.verify_ssl else 'CERT_NONE',
-                'ca_certs': self.ssl_ca_cert, 'ca_cert_data': None if self.ssl_ca_cert else self.ca_cert_data,
-                'cert_file': self.cert_file, 'key_file': self.key_file}
-        if self.tls_server_name:
-            args['server_hostname'] = self.tls_server_name
-        if self.connection_pool_maxsize:
-            args.update(maxsize=self.connection_pool_maxsize, block=True)   # wait for a free connection
-        if not self.proxy or bypasses_proxy(self.host, self.no_proxy):
-            return urllib3.PoolManager(**args)
-        if urlsplit(self.proxy).scheme.lower() in SOCKS_SCHEMES:
-            try:
-                from urllib3.contrib.socks import SOCKSProxyManager
-            except ImportError:
-                raise ConfigError('proxy %s: %s' % (self.proxy, missing_required_lib('PySocks')))
-            return SOCKSProxyManager(self.proxy, **args)
-        return urllib3.ProxyManager(self.proxy, proxy_headers=self.proxy_headers, **args)
-
-    def kubernetes_configuration(self):
-        """An equivalent kubernetes ``Configuration`` (imports the kubernetes package), for what needs the
-        client's own machinery: pods/exec over a websocket."""
-        Configuration = kubernetes('client').Configuration
-        cfg = Configuration()
-        cfg.host = self.host
-        cfg.verify_ssl = self.verify_ssl
-        cfg.ssl_ca_cert = self.ssl_ca_cert
-        if not cfg.ssl_ca_cert and self.ca_cert_data:
-            cfg.ssl_ca_cert = private_file(self.ca_cert_data.encode('utf-8'))
-        cfg.cert_file, cfg.key_file, cfg.tls_server_name = self.cert_file, self.key_file, self.tls_server_name
-        cfg.proxy, cfg.no_proxy, cfg.proxy_headers = self.proxy, self.no_proxy, self.proxy_headers
-        if self.connection_pool_maxsize:
-            cfg.connection_pool_maxsize = self.connection_pool_maxsize
-
-        def refresh(configuration):
-            # Client versions differ in the key they read (BearerToken or authorization): set both.
-            value = self.auth_headers().get('authorization')
-            configuration.api_key = {'BearerToken': value, 'authorization': value} if value else {}
-        cfg.api_key_prefix = {}
-        refresh(cfg)
-        cfg.refresh_api_key_hook = refresh
-        return cfg
-
-
-def bypasses_proxy(url, no_proxy):
-    """``url``'s host matches an entry of the comma-separated ``no_proxy``: ``*``, a host name or a domain
-    (``example.com`` and ``.example.com`` match its subdomains too), an IP address or network
-    (``10.0.0.0/8``), optionally with ``:port``."""
-    parts = urlsplit(url or '')
-    host = (parts.hostname or '').lower()
-    if not host:
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        address = None
-    with_port = '%s:%s' % (host, parts.port) if parts.port else None
-    for entry in (e.strip().lower() for e in (no_proxy or '').split(',')):
-        if entry == '*':
-            return True
-        if not entry:
-            continue
-        if address is not None:
-            try:
-                if address in ipaddress.ip_network(entry, strict=False):
-                    return True
-            except ValueError:
-                pass
-        entry = entry.lstrip('.')
-        for name in (host, with_port):
-            if name and (name == entry or name.endswith('.' + entry)):
-                return True
-    return False
 
 
 def _environment_proxy(host, environ):
@@ -543,15 +339,6 @@ def in_cluster_settings(environ):
 
 
 # --------------------------------------------------------------------------- the kubernetes package
-
-def kubernetes(part):
-    """kubernetes.<part> (``config``, ``client``), imported on first use."""
-    try:
-        module = __import__('kubernetes.%s' % part)
-    except ImportError as exc:
-        raise ConfigError('%s (%s)' % (missing_required_lib('kubernetes'), exc))
-    return getattr(module, part)
-
 
 def _kubernetes_loader_settings(kubeconfig, context, persist_config, source):
     """The kubernetes package's kubeconfig loader, for users whose credentials come from an exec plugin

@@ -5,9 +5,9 @@
 """Request trace for the benchmarks (tests/bench): loaded by every Python process whose PYTHONPATH
 holds this directory, active only when INPLACE_BENCH_TRACE names a file.
 
-When urllib3's pool manager or our modules' own connections (plugins/module_utils/connection/wire.py) are
-imported, their request method is wrapped so that each HTTP request the process makes (every Kubernetes
-client goes through one of them) appends one JSON line to the trace:
+When urllib3's connection pools are imported, their urlopen is wrapped so that each HTTP request the process makes
+(every Kubernetes client goes through one: the kubernetes package's pool manager and our modules' transport alike)
+appends one JSON line to the trace:
 pid, start time, method, path, whether it is a watch, HTTP status, and the process start time
 (from /proc, 10 ms resolution). The rollout steps' prepare, batch and finish each append a line with
 their start and end (event phase) and the process's CPU seconds at both. A process that makes no request
@@ -80,7 +80,8 @@ def traced(original, recorder):
             status = getattr(response, 'status', None)
             return response
         finally:
-            path, dummy, query = url.partition('://')[2].partition('/')[2].partition('?')
+            target = url.partition('://')[2].partition('/')[2] if '://' in url else url.lstrip('/')   # a proxy's URL
+            path, dummy, query = target.partition('?')
             recorder.write(event='request', t=start, method=method, path='/' + path,
                            watch='watch=true' in query or 'watch=1' in query, status=status)
     return urlopen
@@ -117,7 +118,6 @@ class Loader(object):
 
 
 STEPS = 'ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps'
-WIRE = 'ansible_collections.inplace.k8s.plugins.module_utils.connection.wire'
 PHASES = ('prepare', 'batch', 'finish')
 
 
@@ -138,17 +138,11 @@ def timed(original, recorder, phase):
 
 
 def trace_requests(recorder):
-    """Each HTTP request of urllib3's PoolManager (the kubernetes client's, and ours through a proxy)."""
+    """Each HTTP request sent by a urllib3 connection pool (a pool manager's requests go through one of its pools;
+    our modules talk to the API server's pool directly)."""
     def patch(module):
-        module.PoolManager.urlopen = traced(module.PoolManager.urlopen, recorder)
-    return PatchHook('urllib3.poolmanager', patch)
-
-
-def trace_wire(recorder):
-    """Each HTTP request of our modules' own connections to an API server they reach directly (wire.py)."""
-    def patch(module):
-        module.Connections.request = traced(module.Connections.request, recorder)
-    return PatchHook(WIRE, patch)
+        module.HTTPConnectionPool.urlopen = traced(module.HTTPConnectionPool.urlopen, recorder)
+    return PatchHook('urllib3.connectionpool', patch)
 
 
 def time_steps(recorder):
@@ -175,6 +169,6 @@ def profile(directory):
 
 if TRACE:
     _recorder = Recorder(TRACE)
-    sys.meta_path[:0] = [trace_requests(_recorder), trace_wire(_recorder), time_steps(_recorder)]
+    sys.meta_path[:0] = [trace_requests(_recorder), time_steps(_recorder)]
     if PROFILE:
         profile(PROFILE)

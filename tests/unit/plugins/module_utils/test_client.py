@@ -9,7 +9,7 @@ import json
 import pytest
 import urllib3
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection import client, errors
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import client, errors, settings
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
 )
@@ -105,14 +105,14 @@ class FailingPool(object):
         self.errors = list(errors)
         self.calls = 0
 
-    def request(self, *args, **kwargs):
+    def urlopen(self, *args, **kwargs):
         self.calls += 1
         raise self.errors.pop(0) if len(self.errors) > 1 else self.errors[0]
 
 
 def kube_with(pool):
     kube = client.Kube(client.configuration_from_params({'host': 'https://api.example:6443', 'api_key': 't'}))
-    kube._pool = pool
+    kube._transport.pool = pool
     return kube
 
 
@@ -293,17 +293,6 @@ def test_a_403_of_unknown_origin_is_not_blamed_on_rbac():
     assert isinstance(error, errors.ForbiddenError) and 'rbac' not in error.msg
 
 
-class _Config(object):
-    host = None
-    connection_pool_maxsize = 1
-
-    def pool_manager(self):
-        return urllib3.PoolManager()
-
-    def auth_headers(self):
-        return {}
-
-
 def test_a_half_open_watch_ends_within_its_read_timeout(monkeypatch):
     """A server that sends the headers and one event, then neither bytes nor FIN (a NAT that dropped
     the connection): the stream ends after timeoutSeconds + WATCH_READ_MARGIN instead of hanging."""
@@ -326,9 +315,7 @@ def test_a_half_open_watch_ends_within_its_read_timeout(monkeypatch):
     thread.daemon = True
     thread.start()
     monkeypatch.setattr(client, 'WATCH_READ_MARGIN', 0.5)
-    cfg = _Config()
-    cfg.host = 'http://127.0.0.1:%d' % listener.getsockname()[1]
-    kube = client.Kube(cfg)
+    kube = client.Kube(settings.ConnectionSettings('http://127.0.0.1:%d' % listener.getsockname()[1]))
     started = time.time()
     events = list(kube.watch_pods('shop', '1', timeout_seconds=1))
     elapsed = time.time() - started

@@ -19,7 +19,8 @@ import pytest
 import urllib3
 import yaml
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection import client, kubeconfig
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import client, kubeconfig, transport
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import settings as connection_settings
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConfigError
 
 CA = b'-----BEGIN CERTIFICATE-----\nMIIBcertificateauthority\n-----END CERTIFICATE-----\n'
@@ -103,8 +104,8 @@ def test_client_certificate_data_goes_to_private_files(clean_env):
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
         with open(path, 'rb') as stream:
             assert stream.read() == content
-    assert settings.cert_file in kubeconfig._private_files
-    kubeconfig._remove_private_files()
+    assert settings.cert_file in connection_settings._private_files
+    connection_settings._remove_private_files()
     assert not os.path.exists(settings.cert_file) and not os.path.exists(settings.key_file)
 
 
@@ -141,7 +142,7 @@ def test_token_file_is_read_again_when_it_changes_and_every_minute(tmp_path):
     path = tmp_path / 'token'
     path.write_text('one\n')
     clock = Clock()
-    token = kubeconfig.TokenFile(str(path), clock=clock)
+    token = connection_settings.TokenFile(str(path), clock=clock)
     assert token() == 'Bearer one'
     path.write_text('two-longer\n')                 # rotated: another size, mtime
     assert token() == 'Bearer two-longer'
@@ -154,12 +155,12 @@ def test_token_file_is_read_again_when_it_changes_and_every_minute(tmp_path):
 
 def test_token_file_falls_back_to_the_token_and_needs_one_of_them(tmp_path):
     missing = str(tmp_path / 'missing')
-    assert kubeconfig.TokenFile(missing, token='static')() == 'Bearer static'
-    with pytest.raises(kubeconfig.KubeconfigError, match='token file .*missing: No such file'):
-        kubeconfig.TokenFile(missing)
+    assert connection_settings.TokenFile(missing, token='static')() == 'Bearer static'
+    with pytest.raises(connection_settings.KubeconfigError, match='token file .*missing: No such file'):
+        connection_settings.TokenFile(missing)
     (tmp_path / 'empty').write_text('\n')
-    with pytest.raises(kubeconfig.KubeconfigError, match='is empty'):
-        kubeconfig.TokenFile(str(tmp_path / 'empty'))
+    with pytest.raises(connection_settings.KubeconfigError, match='is empty'):
+        connection_settings.TokenFile(str(tmp_path / 'empty'))
 
 
 def test_token_file_beside_a_token_wins(clean_env, tmp_path):
@@ -312,7 +313,7 @@ def test_in_cluster(service_account):
     settings = load({})
     assert settings.host == 'https://10.96.0.1:443'
     assert settings.ssl_ca_cert == str(service_account / 'ca.crt') and settings.verify_ssl
-    assert isinstance(settings.authorization, kubeconfig.TokenFile)
+    assert isinstance(settings.authorization, connection_settings.TokenFile)
     assert client.auth_headers(settings) == {'authorization': 'Bearer sa-token'}
 
 
@@ -381,35 +382,38 @@ def test_environment_proxy(monkeypatch, clean_env):
     ('https://[fd00::1]:6443', 'fd00::/64', True),
 ])
 def test_bypasses_proxy(host, no_proxy, bypass):
-    assert kubeconfig.bypasses_proxy(host, no_proxy) is bypass
+    assert transport.bypasses_proxy(host, no_proxy) is bypass
 
 
-def test_pool_manager_tls_arguments(clean_env):
+def test_pool_tls_arguments(clean_env):
     settings = load({'kubeconfig': config({'certificate-authority-data': b64(CA),
                                            'tls-server-name': 'kubernetes.default'},
                                           {'client-certificate-data': b64(CERT), 'client-key-data': b64(KEY)})})
     kube = client.Kube(settings, pool_size=20)
-    pool = kube._pool
-    assert not isinstance(pool, urllib3.ProxyManager)
-    kw = pool.connection_pool_kw
+    pool = kube._transport.pool
+    assert isinstance(pool, urllib3.HTTPSConnectionPool) and pool.host == urllib3.util.parse_url(SERVER).host
     # 20 workers share 16 connections (+2 for watches) and wait for a free one rather than open more
-    assert (kw['maxsize'], kw['block'], kw['cert_reqs'], kw['ca_cert_data'], kw['ca_certs'], kw['server_hostname']) == (
-        18, True, 'CERT_REQUIRED', CA.decode(), None, 'kubernetes.default')
-    assert (kw['cert_file'], kw['key_file']) == (settings.cert_file, settings.key_file)
+    assert (pool.pool.maxsize, pool.block, pool.cert_reqs, pool.conn_kw['ca_cert_data'], pool.ca_certs) == (
+        18, True, 'CERT_REQUIRED', CA.decode(), None)
+    assert pool.conn_kw['server_hostname'] == 'kubernetes.default'
+    assert (pool.cert_file, pool.key_file) == (settings.cert_file, settings.key_file)
 
 
 @pytest.mark.parametrize('params, proxied', [
     ({'proxy': 'http://proxy:3128', 'proxy_headers': {'proxy_basic_auth': 'a:b'}}, True),
     ({'proxy': 'http://proxy:3128', 'no_proxy': 'api.example'}, False),
     ({'validate_certs': False}, False)])
-def test_pool_manager_proxy(clean_env, params, proxied):
+def test_pool_proxy(clean_env, params, proxied):
     settings = load(dict({'host': 'https://api.example', 'api_key': 't'}, **params))
-    pool = client.Kube(settings)._pool
+    pool = client.Kube(settings)._transport.pool
     assert isinstance(pool, urllib3.ProxyManager) is proxied
     if proxied:
         assert pool.proxy.url == 'http://proxy:3128' and pool.proxy_headers == {'proxy-authorization': 'Basic YTpi'}
-    assert pool.connection_pool_kw['cert_reqs'] == ('CERT_NONE' if params.get('validate_certs') is False
-                                                    else 'CERT_REQUIRED')
+        cert_reqs = pool.connection_pool_kw['cert_reqs']
+    else:
+        assert isinstance(pool, urllib3.HTTPSConnectionPool)
+        cert_reqs = pool.cert_reqs
+    assert cert_reqs == ('CERT_NONE' if params.get('validate_certs') is False else 'CERT_REQUIRED')
 
 
 # --------------------------------------------------------------------------- the kubernetes package
