@@ -20,7 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	kubeletapp "k8s.io/kubernetes/cmd/kubelet/app"
 	"k8s.io/kubernetes/cmd/kubelet/app/options"
@@ -155,6 +158,11 @@ func runNode(args []string) int {
 	runCAReload(ctx.Done())
 	// The kubelet's own prober: probes reach the pods' processes over the test bed's bridge.
 	hk.KubeletDeps.ProbeManager = nil
+	// Events to the API server, as a real kubelet records them (kubemark's wiring drops them):
+	// a failing probe is an Unhealthy event on its pod ("Readiness probe failed: ...").
+	events := record.NewBroadcaster(record.WithContext(ctx))
+	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	hk.KubeletDeps.Recorder = events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: *name})
 
 	go hk.Run(ctx)
 	klog.Infof("node %s: kubelet on %s:%d, CRI socket %s, pods from %s", *name, pn.nodeIP, *port, socket, pn.base)
