@@ -159,9 +159,13 @@ func runNode(args []string) int {
 	// The kubelet's own prober: probes reach the pods' processes over the test bed's bridge.
 	hk.KubeletDeps.ProbeManager = nil
 	// Events to the API server, as a real kubelet records them (kubemark's wiring drops them):
-	// a failing probe is an Unhealthy event on its pod ("Readiness probe failed: ...").
+	// a failing probe is an Unhealthy event on its pod ("Readiness probe failed: ..."). Through a
+	// client of their own, as the kubelet's EventClient (eventRecordQPS 50, eventBurst 100), so that
+	// events never wait behind pod status updates.
+	ev := *restCfg
+	ev.QPS, ev.Burst = 50, 100
 	events := record.NewBroadcaster(record.WithContext(ctx))
-	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: clientset.NewForConfigOrDie(&ev).CoreV1().Events("")})
 	hk.KubeletDeps.Recorder = events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: *name})
 
 	go hk.Run(ctx)
