@@ -20,7 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	kubeletapp "k8s.io/kubernetes/cmd/kubelet/app"
 	"k8s.io/kubernetes/cmd/kubelet/app/options"
@@ -155,6 +158,15 @@ func runNode(args []string) int {
 	runCAReload(ctx.Done())
 	// The kubelet's own prober: probes reach the pods' processes over the test bed's bridge.
 	hk.KubeletDeps.ProbeManager = nil
+	// Events to the API server, as a real kubelet records them (kubemark's wiring drops them):
+	// a failing probe is an Unhealthy event on its pod ("Readiness probe failed: ..."). Through a
+	// client of their own, as the kubelet's EventClient (eventRecordQPS 50, eventBurst 100), so that
+	// events never wait behind pod status updates.
+	ev := *restCfg
+	ev.QPS, ev.Burst = 50, 100
+	events := record.NewBroadcaster(record.WithContext(ctx))
+	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: clientset.NewForConfigOrDie(&ev).CoreV1().Events("")})
+	hk.KubeletDeps.Recorder = events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: *name})
 
 	go hk.Run(ctx)
 	klog.Infof("node %s: kubelet on %s:%d, CRI socket %s, pods from %s", *name, pn.nodeIP, *port, socket, pn.base)
@@ -230,7 +242,12 @@ func kubeletConfig(name, rootDir, endpoint, nodeIP, clientCA string, port, maxPo
 	c.EvictionHard = map[string]string{}
 	c.MaxPods = int32(maxPods)
 	c.PodsPerCore = 0
-	c.ClusterDNS = []string{}
+	// A cluster DNS address as kubeadm picks it (the 10th of the Service range, orchestrate.go). No DNS
+	// server answers there and nothing in the test bed resolves names (the runtime ignores the sandbox's
+	// DNS config), but without it the kubelet records a MissingClusterDNS warning on every pod sync, which
+	// uses up the pod's Warning events (25, then one per 5 minutes) before its probe failures are recorded.
+	c.ClusterDNS = []string{"10.96.0.10"}
+	c.ClusterDomain = "cluster.local"
 	c.ImageGCHighThresholdPercent = 90
 	c.ImageGCLowThresholdPercent = 80
 	c.ProviderID = "inplace-local://" + name

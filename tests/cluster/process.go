@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,7 +22,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/inplace-k8s/localcluster/app"
@@ -33,7 +33,7 @@ const execOutputLimit = 16 << 20
 // specFacts is what the runtime needs from a container's spec in the pod.
 type specFacts struct {
 	plainInit bool  // an init container without restartPolicy Always: it runs to completion
-	ports     []int // TCP ports the app serves: declared ports and those probes and hooks use
+	ports     []int // the container's declared TCP ports
 }
 
 // containerSpec finds the container's spec through the pod (CRI does not carry ports).
@@ -51,63 +51,26 @@ func (f *fakeRuntime) containerSpec(c *container) specFacts {
 	for i := range spec.InitContainers {
 		if ic := &spec.InitContainers[i]; ic.Name == name {
 			sidecar := ic.RestartPolicy != nil && *ic.RestartPolicy == v1.ContainerRestartPolicyAlways
-			return specFacts{plainInit: !sidecar, ports: servedPorts(ic)}
+			return specFacts{plainInit: !sidecar, ports: declaredPorts(ic)}
 		}
 	}
 	for i := range spec.Containers {
 		if spec.Containers[i].Name == name {
-			return specFacts{ports: servedPorts(&spec.Containers[i])}
+			return specFacts{ports: declaredPorts(&spec.Containers[i])}
 		}
 	}
 	return specFacts{}
 }
 
-// servedPorts: the container's TCP ports, and the ports its probes and hooks reach.
-func servedPorts(c *v1.Container) []int {
-	seen := map[int]bool{}
-	named := map[string]int{}
-	for _, p := range c.Ports {
-		if p.Protocol == "" || p.Protocol == v1.ProtocolTCP {
-			seen[int(p.ContainerPort)] = true
-			if p.Name != "" {
-				named[p.Name] = int(p.ContainerPort)
-			}
-		}
-	}
-	add := func(port intstr.IntOrString) {
-		if port.Type == intstr.Int && port.IntVal > 0 {
-			seen[int(port.IntVal)] = true
-		} else if n, ok := named[port.StrVal]; ok {
-			seen[n] = true
-		}
-	}
-	handlers := []*v1.ProbeHandler{}
-	for _, p := range []*v1.Probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
-		if p != nil {
-			handlers = append(handlers, &p.ProbeHandler)
-		}
-	}
-	for _, h := range handlers {
-		if h.HTTPGet != nil {
-			add(h.HTTPGet.Port)
-		}
-		if h.TCPSocket != nil {
-			add(h.TCPSocket.Port)
-		}
-	}
-	if c.Lifecycle != nil {
-		for _, h := range []*v1.LifecycleHandler{c.Lifecycle.PreStop, c.Lifecycle.PostStart} {
-			if h != nil && h.HTTPGet != nil {
-				add(h.HTTPGet.Port)
-			}
-			if h != nil && h.TCPSocket != nil {
-				add(h.TCPSocket.Port)
-			}
-		}
-	}
+// declaredPorts: the container's TCP ports, which the app serves unless its image tag moves it
+// (-portN, app.Behaviour.Ports). As on a real node, a probe or hook on another port finds nothing
+// listening: the kubelet's prober reports the failure.
+func declaredPorts(c *v1.Container) []int {
 	out := []int{}
-	for p := range seen {
-		out = append(out, p)
+	for _, p := range c.Ports {
+		if (p.Protocol == "" || p.Protocol == v1.ProtocolTCP) && !slices.Contains(out, int(p.ContainerPort)) {
+			out = append(out, int(p.ContainerPort))
+		}
 	}
 	sort.Ints(out)
 	return out

@@ -519,7 +519,7 @@ func (f *fakeRuntime) StartContainer(_ context.Context, req *runtimeapi.StartCon
 		})
 		return &runtimeapi.StartContainerResponse{}, nil
 	}
-	if err := f.startApp(c, s, img, spec.ports); err != nil {
+	if err := f.startApp(c, s, img, b.Ports(spec.ports)); err != nil {
 		f.exit(c, 128, "StartError", err.Error())
 		return nil, status.Errorf(codes.Internal, "start container %q: %v", c.id, err)
 	}

@@ -2,9 +2,10 @@ package app
 
 // The simulated application. The runtime starts one per running container, as PID 1 of
 // its own PID namespace and inside the pod's network namespace. It serves HTTP on the
-// container's ports at the pod IP and answers every path with 200 and one line naming
-// pod, container and image, except the readiness paths (/ready, /readyz) while it is
-// not ready: during the first N seconds of -readyN, and once SIGTERM started a drain.
+// ports its image serves (the container's declared ports, or -portN) at the pod IP and
+// answers every path with 200 and one line naming pod, container and image, except the
+// readiness paths (/ready, /readyz) while it is not ready (the first N seconds of -readyN,
+// and once SIGTERM started a drain) and the health paths of a -nohealth image (404).
 // Every request and every signal is written to the container log (CRI log format).
 
 import (
@@ -17,6 +18,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,11 +61,26 @@ func (s *server) ready() bool {
 	return !s.draining.Load() && time.Since(s.started) >= s.behaviour.Ready
 }
 
-func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	code, body := http.StatusOK, Body(s.pod, s.container, s.image)
-	if (r.URL.Path == "/ready" || r.URL.Path == "/readyz") && !s.ready() {
-		code, body = http.StatusServiceUnavailable, "not ready\n"
+// HealthPaths are the paths a health check of the app uses; /ready and /readyz are also its
+// readiness paths (503 while not ready). An image tagged -nohealth answers 404 on all of them, as
+// a release that moved its health endpoint does.
+var HealthPaths = []string{"/ready", "/readyz", "/healthz", "/livez", "/health"}
+
+// answer is the status code and body for a request to path.
+func (s *server) answer(path string) (int, string) {
+	if slices.Contains(HealthPaths, path) {
+		if s.behaviour.NoHealth {
+			return http.StatusNotFound, "not found (image tag has -nohealth)\n"
+		}
+		if (path == "/ready" || path == "/readyz") && !s.ready() {
+			return http.StatusServiceUnavailable, "not ready\n"
+		}
 	}
+	return http.StatusOK, Body(s.pod, s.container, s.image)
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	code, body := s.answer(r.URL.Path)
 	s.log.printf("%s %s from %s: %d", r.Method, r.URL.Path, r.RemoteAddr, code)
 	w.Header().Set("Content-Type", "text/plain")
 	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
@@ -126,8 +143,9 @@ func Main(args []string) int {
 		hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 60 * time.Second}
 		go func() { _ = hs.Serve(l) }()
 	}
-	s.log.printf("started: pod %s container %s image %s pid %d serving %s (ready after %s, drain %s, ignoreterm %v)",
-		s.pod, s.container, s.image, os.Getpid(), strings.Join(addrs, ","), s.behaviour.Ready, s.behaviour.Drain, s.behaviour.IgnoreTerm)
+	s.log.printf("started: pod %s container %s image %s pid %d serving %s (ready after %s, drain %s, ignoreterm %v, nohealth %v)",
+		s.pod, s.container, s.image, os.Getpid(), strings.Join(addrs, ","), s.behaviour.Ready, s.behaviour.Drain, s.behaviour.IgnoreTerm,
+		s.behaviour.NoHealth)
 	if *watchFD >= 0 {
 		go func() {
 			f := os.NewFile(uintptr(*watchFD), "runtime")

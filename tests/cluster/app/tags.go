@@ -19,6 +19,17 @@ type Behaviour struct {
 	Ready      time.Duration // -readyN: readiness paths answer 503 for N seconds after start
 	Drain      time.Duration // -drainN: after SIGTERM the app keeps serving N seconds, then exits
 	IgnoreTerm bool          // -ignoreterm: SIGTERM is logged and ignored (PID 1 without a handler)
+	Port       int           // -portN: the app serves port N instead of the container's declared ports
+	NoHealth   bool          // -nohealth: the health paths (HealthPaths) answer 404
+}
+
+// Ports is what the image serves: the container's declared TCP ports, or only port N for -portN
+// (a release that moved its port). A probe or hook on any other port finds nothing listening.
+func (b Behaviour) Ports(declared []int) []int {
+	if b.Port > 0 {
+		return []int{b.Port}
+	}
+	return declared
 }
 
 // TagOf returns the tag of an image reference ("" for digest-only references).
@@ -44,6 +55,8 @@ func Parse(tag string) Behaviour {
 			b.Crash = true
 		case "ignoreterm":
 			b.IgnoreTerm = true
+		case "nohealth":
+			b.NoHealth = true
 		default:
 			for _, k := range []struct {
 				prefix string
@@ -53,6 +66,11 @@ func Parse(tag string) Behaviour {
 					if n, err := strconv.Atoi(rest); err == nil && n >= 0 {
 						*k.dst = time.Duration(n) * time.Second
 					}
+				}
+			}
+			if rest, ok := strings.CutPrefix(w, "port"); ok {
+				if n, err := strconv.Atoi(rest); err == nil && n > 0 && n < 65536 {
+					b.Port = n
 				}
 			}
 		}

@@ -99,6 +99,40 @@ def test_failing_exec_liveness_probe_restarts_the_container(core, ns):
     wait_for("a restart by the liveness probe", lambda: restarts(core, ns, "p") >= 1, 30)
 
 
+def unhealthy_events(core, ns, name):
+    """The messages of the kubelet's Unhealthy events (probe failures) of pod ``name``."""
+    return [e.message for e in core.list_namespaced_event(
+        ns, field_selector=f"involvedObject.name={name},reason=Unhealthy").items]
+
+
+def test_probes_fail_where_the_image_serves_nothing(core, ns):
+    # The app serves the ports its image serves (the declared ones, or -portN) and 404 on its health
+    # paths with -nohealth: probes elsewhere fail, and the kubelet records why, as on a real node.
+    probe = {"httpGet": {"path": "/ready", "port": "http"}, "periodSeconds": 1}
+    pods = {
+        "moved": (ctr("app", "registry.example/web:2.0-port8081", ports=http_port(), readinessProbe=probe),
+                  "connect: connection refused"),
+        "undeclared": (ctr("app", "registry.example/web:1.0",
+                           readinessProbe={"tcpSocket": {"port": 8080}, "periodSeconds": 1}),
+                       "connect: connection refused"),
+        "nohealth": (ctr("app", "registry.example/web:2.0-nohealth", ports=http_port(), readinessProbe=probe),
+                     "HTTP probe failed with statuscode: 404"),
+    }
+    for name, (container, _) in pods.items():
+        core.create_namespaced_pod(ns, pod_manifest(name, [container]))
+    for name, (_, why) in pods.items():
+        failed = wait_for(f"{name}: the kubelet's Unhealthy event ({why})", lambda name=name, why=why: [
+            m for m in unhealthy_events(core, ns, name) if m.startswith("Readiness probe failed") and why in m], 60)
+        pod = core.read_namespaced_pod(name, ns)
+        state = status_of(pod, "app")
+        assert state.state.running and not state.ready, (name, failed, state)
+        assert {c.type: c.status for c in pod.status.conditions}["Ready"] == "False", (name, failed)
+    moved = core.read_namespaced_pod("moved", ns).status.pod_ip
+    assert get(moved, "/", port=8081) == (200, f"pod={ns}/moved container=app image=registry.example/web:2.0-port8081\n")
+    nohealth = core.read_namespaced_pod("nohealth", ns).status.pod_ip
+    assert get(nohealth, "/")[0] == 200 and get(nohealth, "/healthz")[0] == 404
+
+
 def test_exec_and_logs_through_the_api_server(core, ns):
     create_ready_pod(core, ns, pod_manifest("p", [ctr("app", "registry.example/web:1.0", ports=http_port())]))
     out = exec_in(core, ns, "p", ["sh", "-c", "echo hello from exec; kill -0 1 && echo pid 1 is the app"])
