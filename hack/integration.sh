@@ -30,9 +30,10 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0 failures=()
+passed=0 failed=0 failures=() times=()
 for target in "${targets[@]}"; do
   echo "=== integration target $target"
+  t0=$SECONDS
   cat > "$work/$target.yml" <<YAML
 - name: Integration target $target
   hosts: localhost
@@ -60,7 +61,10 @@ YAML
            END { if (pending) print pending }' "$work/$target.log" | tail -n 12
     } >> "$work/failures.txt"
   fi
+  times+=("$((SECONDS - t0))s $target")
 done
+# The seconds of each target, slowest first: where the stage's time goes.
+echo "integration seconds per target: $(printf '%s\n' "${times[@]}" | sort -rn | paste -sd, - | sed 's/,/, /g')"
 if [ ${#failures[@]} -gt 0 ]; then
   echo "failed targets: ${failures[*]}"
   cat "$work/failures.txt"
