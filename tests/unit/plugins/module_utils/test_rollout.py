@@ -15,8 +15,9 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection import acce
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.options import ImageChange, Target, Task
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import RESTART_ANNOTATION, Rollout
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import watch_failures as rollout_watch_failures
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import RESTART_ANNOTATION
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import watch_failures as rollout_watch_failures
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 

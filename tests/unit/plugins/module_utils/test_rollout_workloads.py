@@ -16,8 +16,10 @@ from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import AdmissionDenied, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import WORKLOAD_ANNOTATION, workload_record
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import steps
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import RESTART_ANNOTATION, Rollout, recreated_pods
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import step as batch_step
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import RESTART_ANNOTATION
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.step import recreated_pods
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import RolloutError
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, template, workload
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock, Watcher
@@ -534,7 +536,7 @@ def test_a_pod_back_with_another_uid_is_reported_recreated():
 
 @pytest.fixture
 def window_watcher(monkeypatch):
-    monkeypatch.setattr(steps, 'PodWatcher', Watcher)
+    monkeypatch.setattr(batch_step, 'PodWatcher', Watcher)
 
 
 def test_rollout_runs_prepare_the_steps_and_finish_in_one_call(window_watcher):
@@ -565,7 +567,7 @@ def test_the_engine_shares_the_window_watch_and_lists_no_pods_of_its_own(monkeyp
             super(Counted, self).__init__(kube, namespace, label_selector, field_selector)
             started.append(label_selector)
 
-    monkeypatch.setattr(steps, 'PodWatcher', Counted)
+    monkeypatch.setattr(batch_step, 'PodWatcher', Counted)
     monkeypatch.setattr(runner, 'PodWatcher', Counted)
     kube = FakeApps([workload('StatefulSet')])
     lists = []
@@ -590,7 +592,7 @@ def test_the_first_window_of_a_rollout_call_starts_from_prepares_list(monkeypatc
             starts.append(resource_version)
             return self
 
-    monkeypatch.setattr(steps, 'PodWatcher', Started)
+    monkeypatch.setattr(batch_step, 'PodWatcher', Started)
     kube = FakeApps([workload('StatefulSet')])
     versions = []
     listing = kube.list_pods
