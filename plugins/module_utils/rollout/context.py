@@ -6,15 +6,14 @@
 the pods of the rollout and whether each still needs the change (memoised per pod version), the result shape, the
 run's hold on the workload record, and the values pods should have now."""
 
-import difflib
 import time
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import prepull
-from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import validate_images
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.images import satisfies
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import ROLLED_BACK, ROLLING_BACK
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, budgets
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_converged, pod_matches
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import watch_failures
@@ -32,15 +31,15 @@ class RolloutContext:
     """State shared by the steps of one call of the rollout_workload module: ``params`` are the module's,
     ``kube`` a client."""
 
-    def __init__(self, kube, params, check_mode=False, clock=time.monotonic, sleep=time.sleep, diff=False,
+    def __init__(self, kube, options, check_mode=False, clock=time.monotonic, sleep=time.sleep, diff=False,
                  run_command=None):
-        self.kube, self.params, self.check_mode, self.diff = kube, params, check_mode, diff
+        self.kube, self.options, self.check_mode, self.diff = kube, options, check_mode, diff
         self.clock, self.sleep = clock, sleep
         self.run_command = run_command   # AnsibleModule.run_command, for restart_strategy cri (batch)
-        self.images = params.get('images') or {}
-        self.resources = params.get('resources') or {}
-        self.restart = params.get('restart') or []
-        self.watched = params.get('watch') or {}
+        self.images = options.images or {}
+        self.resources = options.resources or {}
+        self.restart = list(options.restart)
+        self.watched = options.watch or {}   # the pods counted done so far (grows with each batch of the one call)
         self.warnings = []
         self.workload = None
         self._labels = None   # _revision_labels()
@@ -50,25 +49,10 @@ class RolloutContext:
         self._partition = None   # a StatefulSet's partition in this run (rollout/partition.py), set by prepare
         # The role calls one module per step: the run is its run_id and the ansible-playbook process.
         pid = record.playbook_pid()
-        self.owner = record.new_owner(params.get('run_id') or ('playbook-%s' % pid if pid else None), pid=pid)
-        if params.get('kind'):
-            self.workload = Workload(kube, params['kind'], params['namespace'], params['name'], clock, sleep)
-        if params.get('unknown_variables'):
-            raise ValidationError(unknown_variables_message(params['unknown_variables'],
-                                                            params.get('known_variables') or []))
-        if not (self.images or self.resources or self.restart) and params['state'] in ('prepare', 'batch', 'rollout'):
-            raise ValidationError('give images, resources or restart')
-        if self.images:
-            validate_images(self.images, 'images (rollout_images)')
-        if (params.get('min_ready_seconds') or 0) < 0 or (params.get('seconds') or 0) < 0:
-            raise ValidationError('min_ready_seconds and seconds must not be negative')
-        if (params.get('max_failed_pods') or 0) < 0:
-            raise ValidationError('max_failed_pods must not be negative: 0 halts the window at the first failure')
-        if params['state'] == 'release' and self.workload is None:
-            raise ValidationError('state release needs kind and name: pods chosen by label_selectors hold nothing')
-        if self.restart and (self.images or self.resources):
-            raise ValidationError('restart cannot be combined with images or resources in one rollout')
-        self.drainer = drain.drainer(params.get('readiness_gate'), params.get('drain_label'))
+        self.owner = record.new_owner(options.run_id or ('playbook-%s' % pid if pid else None), pid=pid)
+        if options.kind:
+            self.workload = Workload(kube, options.kind, options.namespace, options.name, clock, sleep)
+        self.drainer = drain.drainer(options.readiness_gate, options.drain_label)
 
     # ---- shared
 
@@ -83,17 +67,31 @@ class RolloutContext:
             if self.workload.obj is None:
                 self.workload.read()
             return self.workload.pods(items)
-        selectors = self.params.get('label_selectors') or []
+        selectors = self.options.label_selectors or []
         if not selectors:
             raise ValidationError('give kind and name of a workload, or label_selectors')
         if items is None:
-            items, _version = self.kube.list_pods(self.params['namespace'], ','.join(selectors))
+            items, _version = self.kube.list_pods(self.options.namespace, ','.join(selectors))
         pods = [p for p in items if not podstate.is_terminating(p)]
         owned = sorted(podstate.meta(p, 'name') for p in pods if podstate.meta(p, 'ownerReferences'))
         if owned and self.images or owned and self.resources:
             self.warnings.append('pods are updated directly; the template of their owner was not changed, so a '
                                  'pod it recreates gets the old values: %s' % ', '.join(owned))
         return pods
+
+    def watch_pods(self):
+        """A watch of the rollout's pods (PodWatcher, started) and its pods as listed for it.
+
+        One list: the watch starts from it, and the pods are taken from it. The first watch of a state rollout
+        call takes prepare's list, a second older: the watch replays what changed since (prepare's own writes
+        included), and a pod's write is guarded by what it read, as after any list (at 1000 pods, half a second
+        and a list less)."""
+        selector = self.workload.selector() if self.workload is not None else \
+            ','.join(self.options.label_selectors or [])
+        listing, self._listing = self._listing, None
+        items, version = listing or self.kube.list_pods(self.options.namespace, selector or None)
+        pods = self.pods(items)
+        return PodWatcher(self.kube, self.options.namespace, selector or None).start(items, version), pods
 
     def _changed_containers(self, pod):
         """The containers of ``pod`` whose image this rollout changes (a pod Pending on such an image is
@@ -110,7 +108,7 @@ class RolloutContext:
             return self._pending[key]
         if self.restart:
             annotations = podstate.meta(pod, 'annotations') or {}
-            answer = annotations.get(RESTART_ANNOTATION) != self.params.get('restart_id')
+            answer = annotations.get(RESTART_ANNOTATION) != self.options.restart_id
         else:
             answer = not pod_converged(pod, self.images, self.resources)
         if None not in key:
@@ -133,18 +131,18 @@ class RolloutContext:
 
     def pdbs(self, pods):
         """PodDisruptionBudgets of the namespace that select any of the pods: (pdb, [pod names])."""
-        return budgets.budgets(self.kube, self.params['namespace'], pods)
+        return budgets.budgets(self.kube, self.options.namespace, pods)
 
     # ---- ownership
 
     def _stamp(self, current, rec):
         """``rec`` owned by this run, expiring after two wait_timeouts and a margin (renewed at each step);
         raise when another live run holds the record the workload has now (``current``)."""
-        if record.holder(current, self.owner, self.params.get('force_takeover')):
+        if record.holder(current, self.owner, self.options.force_takeover):
             w = self.workload
             raise ValidationError('%s %s/%s: %s' % (w.kind, w.namespace, w.name,
                                                     record.busy_message(current, 'workload')))
-        return record.claim(rec, self.owner, 2 * self.params.get('wait_timeout', 300) + OWNER_MARGIN)
+        return record.claim(rec, self.owner, 2 * self.options.wait_timeout + OWNER_MARGIN)
 
     def _renew(self):
         """Each step: refuse a workload that another run is rolling out; renew our hold on an unfinished one."""
@@ -173,14 +171,14 @@ class RolloutContext:
     def _revision_labels(self):
         """The labels the workload's updated pods carry (its revision), read once per step."""
         if self._labels is None:
-            self._labels = self.workload.revision(self.params['wait_timeout'])[0]
+            self._labels = self.workload.revision(self.options.wait_timeout)[0]
         return self._labels
 
     def _delete_prepulled(self):
         """Pre-pull pods the batches left for the next pods (none after the last batch, unless stopped)."""
-        if not self.params.get('prepull') or self.check_mode:
+        if not self.options.prepull or self.check_mode:
             return
-        puller = prepull.Prepull(self.kube, self.params['namespace'], self.owner['run'])
+        puller = prepull.Prepull(self.kube, self.options.namespace, self.owner['run'])
         puller.delete()
         self.warnings.extend('pre-pull pod %s could not be deleted (%s): delete it with kubectl delete pod -l %s'
                              % (name, why, prepull.LABEL) for name, why in puller.left)
@@ -211,16 +209,6 @@ def spec_images(pod, names):
     """'app=registry/app:3.0' for the containers ``names`` of the pod's spec."""
     found = [podstate.find_container(pod, name) for name in sorted(names)]
     return ', '.join('%s=%s' % (info.spec.get('name'), info.spec.get('image')) for info in found if info is not None)
-
-
-def unknown_variables_message(unknown, known):
-    """Name each unknown role variable with the closest known one."""
-    parts = []
-    for name in sorted(unknown):
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-        parts.append('%s (did you mean %s?)' % (name, close[0]) if close else name)
-    return 'unknown variable(s) of the rollout role: %s; the role knows: %s' % (
-        ', '.join(parts), ', '.join(sorted(known)))
 
 
 def unique(items):

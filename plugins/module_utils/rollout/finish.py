@@ -55,7 +55,7 @@ class FinishStep:
             # the workload reports the restarted pods ready again.
             if self.restart and not self.check_mode:
                 w.wait_for('the restarted pods to be ready', lambda obj: w.converged(obj, not old),
-                           self.params['wait_timeout'])
+                           self.options.wait_timeout)
             return self.result(w.pods(), changed=synced['changed'])
         if rec.get('state') not in record.ACTIVE:
             # Nothing of ours is held (a re-run that found nothing to do): the strategy is the user's as it is now.
@@ -100,7 +100,7 @@ class FinishStep:
         changed = bool(synced or spec or rec.get('state') != final)
         if not changed or self.check_mode:
             return self.result(pods, changed=changed, old=[podstate.meta(p, 'name') for p in old])
-        timeout = self.params['wait_timeout']
+        timeout = self.options.wait_timeout
         if final == RELEASED:
             # Pods may be left failing: restore the strategy and wait only until the controller saw it.
             write_record(w, _ended(rec, final, w.protection), spec, stamp=self._stamp)

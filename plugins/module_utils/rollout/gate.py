@@ -15,11 +15,12 @@ POLL_SECONDS = 2.0
 class GateStep:
     """The gate step of Rollout (rollout/steps.py)."""
 
-    def gate(self, whole=True):
-        """Wait until the PodDisruptionBudgets and max_unavailable allow this batch (``whole``: all its pods at
-        once; a window asks for each pod in its turn, so only the workload's record and template are checked)."""
-        names = self.params.get('names') or []
-        deadline = self.clock() + self.params['wait_timeout']
+    def gate(self, names=None, whole=True):
+        """Wait until the PodDisruptionBudgets and max_unavailable allow the batch ``names`` (default: the
+        module's names) (``whole``: all its pods at once; a window asks for each pod in its turn, so only the
+        workload's record and template are checked)."""
+        names = list(self.options.names if names is None else names)
+        deadline = self.clock() + self.options.wait_timeout
         self._renew()
         self._check_template()
         if not whole:
@@ -31,7 +32,7 @@ class GateStep:
             if not blocked or self.check_mode:
                 return self.result(batch, blocked=blocked)
             if self.clock() >= deadline:
-                raise WaitTimeout('batch %s blocked for %ss: %s' % (', '.join(names), self.params['wait_timeout'],
+                raise WaitTimeout('batch %s blocked for %ss: %s' % (', '.join(names), self.options.wait_timeout,
                                                                     '; '.join(blocked)), blocked=blocked)
             self.sleep(POLL_SECONDS)
 
@@ -50,13 +51,13 @@ class GateStep:
             disrupted = [p for p in batch if podstate.meta(p, 'name') in covered and podstate.is_ready(p)]
             reasons.append(budgets.refusal(pdb, len(disrupted)))
         reasons = [reason for reason in reasons if reason]
-        limit = batching.resolve_count(self.params.get('max_unavailable'), len(pods), 'max_unavailable',
+        limit = batching.resolve_count(self.options.max_unavailable, len(pods), 'max_unavailable',
                                        round_up=False)
         if limit is not None:
             batch_names = set(podstate.meta(p, 'name') for p in batch)
             unavailable = [p for p in pods if not podstate.is_ready(p) and podstate.meta(p, 'name') not in batch_names]
             if len(unavailable) + len(batch) > max(limit, 1):
                 reasons.append('max_unavailable %s: %d pod(s) already unavailable (%s), the batch has %d' % (
-                    self.params.get('max_unavailable'), len(unavailable),
+                    self.options.max_unavailable, len(unavailable),
                     ', '.join(podstate.meta(p, 'name') for p in unavailable), len(batch)))
         return reasons

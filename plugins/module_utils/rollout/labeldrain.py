@@ -59,7 +59,7 @@ class LabelDrainStep:
                        'saved': w.saved_strategy(), 'started': record.timestamp()}
             write_record(w, rec, w.hold_spec(), stamp=self._stamp)
             w.set_template_labels({key: value})
-            revision_labels, _revision = w.revision(self.params['wait_timeout'])
+            revision_labels, _revision = w.revision(self.options.wait_timeout)
             w.relabel(w.pods(), revision_labels)
             self._release(w.record or rec, {}, {}, DONE)
         if service and not report['service_selects']:
@@ -76,7 +76,7 @@ class LabelDrainStep:
     def _drain_service(self, key, value):
         """The Service of ``service`` (None when not given); ValidationError when it does not select the
         workload's pods (its selector without the drain label must match the template's labels)."""
-        name = self.params.get('service')
+        name = self.options.service
         if not name:
             return None
         w = self.workload

@@ -7,6 +7,7 @@
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, plan
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import unique
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import Step
 
 
 class OneCall:
@@ -23,16 +24,16 @@ class OneCall:
         plan = self.prepare()
         if self.check_mode or plan['mode'] not in ('in_place', 'restart', 'unchanged'):
             return plan
-        base, limit = dict(self.params), self.params.get('max_failed_pods') or 0
+        limit = self.options.max_failed_pods or 0
         batches = plan['batches']
         run = {'steps': [], 'failed_pods': [], 'not_started': [], 'recreated': [], 'timings': {}, 'stopped': False}
         diffs = []
         for index, names in enumerate(batches):
-            self.params = dict(base, names=names, max_failed_pods=max(limit - len(run['failed_pods']), 0),
-                               prepull_next=batches[index + 1] if index + 1 < len(batches) else [],
-                               progress_label='step %d of %d' % (index + 1, len(batches)))
+            batch = Step(names=tuple(names), max_failed_pods=max(limit - len(run['failed_pods']), 0),
+                         prepull_next=tuple(batches[index + 1]) if index + 1 < len(batches) else (),
+                         label='step %d of %d' % (index + 1, len(batches)), started=self.options.started)
             try:
-                step = self.batch()
+                step = self.batch(batch)
             except InplaceError as exc:
                 if 'failed_pods' not in exc.details:
                     raise
@@ -50,7 +51,6 @@ class OneCall:
                 if cancel.cancelled():
                     cancel.skipped([name for later in batches[index + 1:] for name in later])
                 break
-        self.params = base
         if not run['stopped']:
             try:
                 run['finished'] = self.finish(synced=self._synced if batches else None)

@@ -22,9 +22,9 @@ class PlanStep:
     """The prepare step of Rollout (rollout/steps.py)."""
 
     def prepare(self):
-        if self.params.get('prepull') and self.images and not self.check_mode:
+        if self.options.prepull and self.images and not self.check_mode:
             # The batches create pre-pull pods: refused here, before the workload is held, without the right.
-            access.require(self.kube, self.params['namespace'], prepull.PERMISSIONS)
+            access.require(self.kube, self.options.namespace, prepull.PERMISSIONS)
         w = self.workload
         if w is not None:
             w.read()
@@ -69,10 +69,10 @@ class PlanStep:
                     rec = dict(rec, partition=self._partition)
                 write_record(w, rec, w.hold_spec(), stamp=self._stamp)
                 w.set_template(self.images, self.resources)
-                labels, revision = w.revision(self.params['wait_timeout'])
+                labels, revision = w.revision(self.options.wait_timeout)
                 w.relabel([p for p in pods if not self.pending(p)], labels)
             elif not changed:
-                labels, revision = w.revision(self.params['wait_timeout'])
+                labels, revision = w.revision(self.options.wait_timeout)
             return self._plan(pods, mode='in_place', changed=changed, labels=labels, revision=revision,
                               template_changed=template_changes)
         return self._plan(self.pods(), mode='restart' if self.restart else 'in_place')
@@ -83,7 +83,7 @@ class PlanStep:
         if w.kind != 'StatefulSet':
             return set(), False
         saved = saved or w.saved_strategy()
-        self._partition = partition.sts_count(self.params.get('partition'), saved, len(pods))
+        self._partition = partition.sts_count(self.options.partition, saved, len(pods))
         strategy = saved.get('updateStrategy')
         if not partition.rolling(strategy) and self._partition:
             self.warnings.append('%s %s/%s is OnDelete, whose controller ignores a partition: this run leaves the %d '
@@ -96,7 +96,7 @@ class PlanStep:
     def _recreate(self, refusals):
         w = self.workload
         reasons = '; '.join('%s: %s' % (r['field'], r['reason']) for r in refusals)
-        if not self.params.get('allow_recreate'):
+        if not self.options.allow_recreate:
             raise ValidationError('%s %s/%s: the change cannot be made in place (%s); set allow_recreate to hand '
                                   'it to the controller\'s own rolling update' % (w.kind, w.namespace, w.name, reasons),
                                   refusals=refusals)
@@ -112,7 +112,7 @@ class PlanStep:
                 self.warnings.append(how)
             else:
                 w.wait_for('the rolling update to finish', lambda obj: w.converged(obj, True),
-                           self.params['wait_timeout'])
+                           self.options.wait_timeout)
         after = w.pods()
         replaced = set(podstate.meta(p, 'uid') for p in before) - set(podstate.meta(p, 'uid') for p in after)
         message = 'not in place (%s): %s, pods recreated by the controller (%d of %d replaced)' % (
@@ -126,10 +126,10 @@ class PlanStep:
                            after=[podstate.pod_summary(p) for p in after])
 
     def _plan(self, pods, mode, changed=None, **extra):
-        ordered = batching.order_pods(pods, self.params.get('order') or 'ordinal', self.params.get('order_label'))
-        kept, partition_value = None, self.params.get('partition')
+        ordered = batching.order_pods(pods, self.options.order or 'ordinal', self.options.order_label)
+        kept, partition_value = None, self.options.partition
         if self._partition:   # a StatefulSet's: the lowest ordinals kept, the rest in the controller's order
-            ordered, kept = partition.split(ordered, self._partition, self.params.get('order') or 'ordinal')
+            ordered, kept = partition.split(ordered, self._partition, self.options.order or 'ordinal')
             partition_value = None
         names = [podstate.meta(p, 'name') for p in ordered]
         pending = [podstate.meta(p, 'name') for p in ordered if self.pending(p)]
@@ -140,11 +140,11 @@ class PlanStep:
                 '%s: %s' % item for item in sorted(refused.items())), refused=refused)
         found = self.pdbs(pods)
         allowed = [budgets.allowed(pdb) for pdb, _names in found]
-        window = bool(self.params.get('window'))
+        window = bool(self.options.window)
         # A window checks the budgets for each pod as it starts; batches are cut to what they allow now.
-        size = batching.batch_size(len(names), self.params.get('batch_size') or 1, self.params.get('max_unavailable'),
+        size = batching.batch_size(len(names), self.options.batch_size or 1, self.options.max_unavailable,
                                    min(allowed) if allowed and not window else None)
-        planned = batching.plan_batches(names, pending, size, self.params.get('canary'),
+        planned = batching.plan_batches(names, pending, size, self.options.canary,
                                         partition_value, done=len(names) - len(pending), window=window)
         if changed is None:
             changed = bool(planned['batches'])

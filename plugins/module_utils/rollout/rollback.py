@@ -46,9 +46,9 @@ class RollbackStep:
         if changed and not self.check_mode:
             write_record(w, dict(rec, state=ROLLING_BACK), w.hold_spec(), stamp=self._stamp)
             w.set_template(images, resources)
-            labels, revision = w.revision(self.params['wait_timeout'])
+            labels, revision = w.revision(self.options.wait_timeout)
         pods = w.pods()
-        ordered = batching.order_pods(pods, self.params.get('order') or 'ordinal', self.params.get('order_label'))
+        ordered = batching.order_pods(pods, self.options.order or 'ordinal', self.options.order_label)
         names = [podstate.meta(p, 'name') for p in partition.outside(rec, ordered) if not pod_converged(p, images, resources)]
         groups = [{'names': names, 'images': images, 'resources': resources}] if names else []
         return self.result(pods, changed=bool(changed or groups), groups=groups, labels=labels, revision=revision)

@@ -16,10 +16,10 @@ from ansible_collections.inplace.k8s.plugins.module_utils.options import (
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import IN_PROGRESS
-from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import spec_images, unique
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_matches
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.report import progress_lines
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import watch_entry, Window
 
 # Pod statuses the batch step reports in failed_pods (the engine's errors and refused pods), and the
@@ -32,12 +32,14 @@ CHANGES = ('images', 'resources', 'restart')   # the batch step's results per ch
 class BatchStep:
     """The batch step of Rollout (rollout/steps.py)."""
 
-    def batch(self):
-        """One batch of the role in one call: gate, the in-place change(s) of ``names``, sync of the
-        pods that did not fail. Failed pods do not fail the call (the role decides: halt, roll back,
-        max_failed_pods); a gate that does not let the batch through (blocked past wait_timeout, or
-        any other gate error: nothing written) raises with ``blocked`` and ``failed_pods``."""
-        names = self.params.get('names') or []
+    def batch(self, batch=None):
+        """One batch (a Step of rollout/options.py; default: the one the module's options name) in one call:
+        gate, the in-place change(s) of its pods, sync of the pods that did not fail. Failed pods do not fail
+        the call (the role decides: halt, roll back, max_failed_pods); a gate that does not let the batch
+        through (blocked past wait_timeout, or any other gate error: nothing written) raises with ``blocked``
+        and ``failed_pods``."""
+        batch = batch or self.options.step()
+        names = list(batch.names)
         if not names:
             raise ValidationError('state batch needs names: the pods of the batch')
         self._synced = None
@@ -45,7 +47,7 @@ class BatchStep:
             cancel.skipped(names)
             out = self.result([], failed_pods=[], blocked=[], verified={}, relabelled=[], undrained=[],
                               not_started=list(names), recreated=[], timings={})
-            out.update(progress=self.progress_lines(names, out), halt=True)
+            out.update(progress=progress_lines(batch, out, self.check_mode), halt=True)
             return out
         unhealthy = self._watch_failures()
         if unhealthy:
@@ -54,11 +56,11 @@ class BatchStep:
             out = self.result([], failed_pods=unhealthy, blocked=[], verified={}, relabelled=[], undrained=[],
                               not_started=[], recreated=[], timings={}, **self._progress(self.pods(), images, resources))
             out['warnings'] = unique(out['warnings'])
-            out.update(progress=self.progress_lines(names, out), halt=self._halts(out))
+            out.update(progress=progress_lines(batch, out, self.check_mode), halt=halts(out, batch))
             return out
-        sliding = bool(self.params.get('window')) and not self.check_mode
+        sliding = bool(self.options.window) and not self.check_mode
         try:
-            gated = self.gate(whole=not sliding)
+            gated = self.gate(names, whole=not sliding)
         except InplaceError as exc:
             exc.details.setdefault('blocked', [])
             exc.details['failed_pods'] = [_batch_entry(names, engine.CONFLICT if isinstance(exc, engine.ConcurrentChange)
@@ -66,11 +68,11 @@ class BatchStep:
             if isinstance(exc, WaitTimeout):
                 images, resources = self._current_target()
                 exc.details.update(self._progress(self.pods(), images, resources))
-            exc.details.update(progress=self.progress_lines(names, exc.details), halt=self._halts(exc.details))
+            exc.details.update(progress=progress_lines(batch, exc.details, self.check_mode), halt=halts(exc.details, batch))
             raise
-        window = self._window() if sliding else None
+        window = self._window(batch) if sliding else None
         try:
-            changes = self._change(names, window)
+            changes = self._change(batch, window)
         finally:
             if window is not None:
                 window.watcher.stop()
@@ -107,58 +109,43 @@ class BatchStep:
         if self.diff:
             out['diff'] = [r.pop('diff') for r in changes.values() if r.get('diff')]
         out['warnings'] = unique(out['warnings'])
-        out.update(progress=self.progress_lines(names, out), halt=self._halts(out))
+        out.update(progress=progress_lines(batch, out, self.check_mode), halt=halts(out, batch))
         return out
 
-    def _halts(self, step):
-        """Does the rollout stop after this step: more failed pods than max_failed_pods (what is left of the
-        rollout's budget), a halted window (pods not started), or a pod recreated instead of changed in place."""
-        return bool(len(step.get('failed_pods') or []) > (self.params.get('max_failed_pods') or 0)
-                    or step.get('not_started') or step.get('recreated'))
-
-    def _prepull_ahead(self):
-        """{node: [images]} of the pods of ``prepull_next`` (the next batch) that still need the images."""
-        wanted = set(self.params.get('prepull_next') or [])
+    def _prepull_ahead(self, batch):
+        """{node: [images]} of the pods of the next batch (``batch.prepull_next``) that still need the images."""
+        wanted = set(batch.prepull_next)
         if not wanted:
             return None
         images = set(self.images.values())
         return prepull.targets((pod, images) for pod in self.pods()
                                if podstate.meta(pod, 'name') in wanted and self.pending(pod))
 
-    def _window(self):
+    def _window(self, batch):
         """The sliding window of this step (rollout.window): as wide as batch_size (capped by max_unavailable),
         over a watch of the workload's pods."""
-        selector = self.workload.selector() if self.workload is not None else \
-            ','.join(self.params.get('label_selectors') or [])
-        # One list: the watch starts from it, and the workload's pods are taken from it. The first window of a
-        # state rollout call takes prepare's, a second older: the watch replays what changed since (prepare's own
-        # writes included), and a pod's write is guarded by what it read, as after any list (at 1000 pods, half a
-        # second and a list less).
-        listing, self._listing = self._listing, None
-        items, version = listing or self.kube.list_pods(self.params['namespace'], selector or None)
-        pods = self.pods(items)
+        watcher, pods = self.watch_pods()
         total = len(pods)
-        watcher = PodWatcher(self.kube, self.params['namespace'], selector or None).start(items, version)
         return Window(
-            watcher, batching.batch_size(total, self.params.get('batch_size') or 1, self.params.get('max_unavailable')),
-            max_unavailable=batching.resolve_count(self.params.get('max_unavailable'), total, 'max_unavailable',
+            watcher, batching.batch_size(total, self.options.batch_size or 1, self.options.max_unavailable),
+            max_unavailable=batching.resolve_count(self.options.max_unavailable, total, 'max_unavailable',
                                                    round_up=False),
-            budgets=[pdb for pdb, _names in self.pdbs(pods)], max_failed=self.params.get('max_failed_pods') or 0,
-            timeout=self.params['wait_timeout'], watched=self.watched, containers=self._watched_containers(),
+            budgets=[pdb for pdb, _names in self.pdbs(pods)], max_failed=batch.max_failed_pods,
+            timeout=self.options.wait_timeout, watched=self.watched, containers=self._watched_containers(),
             overwritten=self._overwritten(resources=False), clock=self.clock)
 
-    def _change(self, names, window=None):
+    def _change(self, batch, window=None):
         """The in-place change(s) of the batch with the pod modules' operations (runner.run), their options
         built here as the role passed them to inplace_image, inplace_resize, container_recreate: {images|resources|
         restart: that module's result, with failed and msg when it failed}. Resources only after images succeeded.
         With a ``window`` the pods start in their turn, as many at once as it is wide; else all at once."""
-        target = Target(namespace=self.params['namespace'], names=tuple(names),
-                        max_concurrency=window.width if window is not None else len(names),
-                        force_takeover=bool(self.params.get('force_takeover')), window=window)
-        wait = Wait(timeout=self.params['wait_timeout'], min_ready_seconds=self.params.get('min_ready_seconds') or 0)
-        draining = Drain(readiness_gate=self.params.get('readiness_gate'), drain_label=self.params.get('drain_label'),
-                         required=bool(self.params.get('require_readiness_gate')),
-                         seconds=self.params.get('drain_seconds') or 0)
+        target = Target(namespace=self.options.namespace, names=tuple(batch.names),
+                        max_concurrency=window.width if window is not None else len(batch.names),
+                        force_takeover=bool(self.options.force_takeover), window=window)
+        wait = Wait(timeout=self.options.wait_timeout, min_ready_seconds=self.options.min_ready_seconds or 0)
+        draining = Drain(readiness_gate=self.options.readiness_gate, drain_label=self.options.drain_label,
+                         required=bool(self.options.require_readiness_gate),
+                         seconds=self.options.drain_seconds or 0)
         changes = {}
         warn = self.warnings.append
 
@@ -167,16 +154,16 @@ class BatchStep:
                                                self.diff, warn, self.run_command))
         if self.restart:
             changes['restart'] = run(RestartChange(
-                containers=list(self.restart), strategy=Strategy(name=self.params.get('restart_strategy') or 'auto')))
-        on_failure = self.params.get('on_failure') or 'stop'
+                containers=list(self.restart), strategy=Strategy(name=self.options.restart_strategy or 'auto')))
+        on_failure = self.options.on_failure or 'stop'
         if self.images:
-            pulling = bool(self.params.get('prepull'))
+            pulling = bool(self.options.prepull)
             # StatefulSet / DaemonSet: the revision labels ride on the image write (one write per pod, no relabel).
             held = self.workload is not None and self.workload.kind in ('StatefulSet', 'DaemonSet') and \
                 (self.workload.record or {}).get('state') == IN_PROGRESS
             changes['images'] = run(ImageChange(
                 self.images, on_failure=on_failure, prepull=pulling, prepull_run=self.owner['run'] if pulling else None,
-                prepull_ahead=self._prepull_ahead() if pulling else None,
+                prepull_ahead=self._prepull_ahead(batch) if pulling else None,
                 labels=self._revision_labels() if held and not self.check_mode else None))
         if self.resources and not changes.get('images', {}).get('failed'):
             # After an image change the pods were held min_ready_seconds already; later crashes are
@@ -228,3 +215,11 @@ def _failed_pods(names, changes):
     if whole:
         found.append(_batch_entry(names, FAILED, '; '.join(whole)))
     return found
+
+
+def halts(out, batch):
+    """Does the rollout stop after this step (``out``, of ``batch``): more failed pods than its
+    max_failed_pods (what is left of the rollout's budget), a halted window (pods not started), or a pod
+    recreated instead of changed in place."""
+    return bool(len(out.get('failed_pods') or []) > batch.max_failed_pods
+                or out.get('not_started') or out.get('recreated'))

@@ -25,6 +25,7 @@ had when it was counted done, from each batch's ``verified``) to every later ste
 report a pod that left that state as failed, so that on_failure applies to it.
 """
 
+from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError, ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import undo
@@ -34,26 +35,36 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.gate import Ga
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.health import HealthWatch
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.labeldrain import LabelDrainStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.loop import OneCall
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import RolloutOptions
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.plan import PlanStep
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout.report import Report
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.rollback import RollbackStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.step import BatchStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.sync import SyncStep
 
 
-class Rollout(PlanStep, GateStep, SyncStep, BatchStep, Report, OneCall, HealthWatch, FinishStep, RollbackStep,
+class Rollout(PlanStep, GateStep, SyncStep, BatchStep, OneCall, HealthWatch, FinishStep, RollbackStep,
               LabelDrainStep, RolloutContext):
     """One call of the rollout_workload module: the steps, each in its own file, over the state they share
     (rollout/context.py); ``run()`` runs the one the module's state names."""
+
+    @classmethod
+    def from_module(cls, module):
+        """The edge: the module's params parsed once (RolloutOptions), its client, check and diff mode."""
+        options = RolloutOptions.from_params(module.params)
+        kube = runner.client(module.params, pool_size=max(10, len(options.names)))
+        return cls(kube, options, module.check_mode, diff=module._diff, run_command=module.run_command)
 
     def previous(self):
         """The revision an in-place undo goes back to and the images/resources that differ (undo.py)."""
         if self.workload is None:
             raise ValidationError('state previous needs kind and name of a Deployment, StatefulSet or DaemonSet')
-        return dict(undo.previous(self.workload, self.params.get('to_revision')), warnings=self.warnings)
+        return dict(undo.previous(self.workload, self.options.to_revision), warnings=self.warnings)
 
     def run(self):
         if cancel.cancelled() and not self.check_mode:   # ansible-playbook was gone before this step began
-            raise InplaceError('state %s was not started' % self.params['state'])
-        return getattr(self, self.params['state'])()
+            raise InplaceError('state %s was not started' % self.options.state)
+        steps = {'prepare': self.prepare, 'gate': self.gate, 'sync': self.sync, 'batch': self.batch,
+                 'watch': self.watch, 'finish': self.finish, 'rollback': self.rollback, 'release': self.release,
+                 'drain_label': self.drain_label, 'rollout': self.rollout, 'previous': self.previous}
+        return steps[self.options.state]()
 

@@ -28,13 +28,13 @@ class SyncStep:
         pods = self.pods()
         changed = []
         if self.restart:
-            names = (self.params.get('names') or []) if names is None else names
+            names = (self.options.names or []) if names is None else names
             for pod in pods:
                 if podstate.meta(pod, 'name') in names and self.pending(pod):
                     changed.append(podstate.meta(pod, 'name'))
                     if not self.check_mode:
-                        self.kube.patch_pod(self.params['namespace'], podstate.meta(pod, 'name'), {'metadata': {
-                            'annotations': {RESTART_ANNOTATION: self.params.get('restart_id')}}}, MERGE_PATCH)
+                        self.kube.patch_pod(self.options.namespace, podstate.meta(pod, 'name'), {'metadata': {
+                            'annotations': {RESTART_ANNOTATION: self.options.restart_id}}}, MERGE_PATCH)
         elif self.workload is not None and self.workload.record:
             changed = self.workload.relabel([p for p in pods if pod_converged(p, images, resources)],
                                             self._revision_labels(), self.check_mode)

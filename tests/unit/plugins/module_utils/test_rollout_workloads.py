@@ -16,13 +16,14 @@ from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import AdmissionDenied, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import WORKLOAD_ANNOTATION, workload_record
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import step as batch_step
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context as rollout_context
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import RESTART_ANNOTATION
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import RolloutOptions
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.step import recreated_pods
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import RolloutError
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, template, workload
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock, Watcher
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock, Watcher, module_params
 
 NEW = 'reg/app:2'
 OLD = 'reg/app:1'
@@ -39,12 +40,13 @@ def params(**changes):
                   drain_seconds=0, on_failure='stop', restart_strategy='auto', wait_timeout=30, run_id='test-run',
                   force_takeover=False, min_ready_seconds=0, allow_recreate=False, batch_size=1)
     values.update(changes)
-    return values
+    return module_params(values)
 
 
 def step(kube, state, check_mode=False, clock=None, **changes):
     clock = clock or Clock()
-    return Rollout(kube, params(state=state, **changes), check_mode, clock=clock, sleep=clock.sleep).run()
+    options = RolloutOptions.from_params(params(state=state, **changes))
+    return Rollout(kube, options, check_mode, clock=clock, sleep=clock.sleep).run()
 
 
 def uids(kube):
@@ -536,7 +538,7 @@ def test_a_pod_back_with_another_uid_is_reported_recreated():
 
 @pytest.fixture
 def window_watcher(monkeypatch):
-    monkeypatch.setattr(batch_step, 'PodWatcher', Watcher)
+    monkeypatch.setattr(rollout_context, 'PodWatcher', Watcher)
 
 
 def test_rollout_runs_prepare_the_steps_and_finish_in_one_call(window_watcher):
@@ -567,7 +569,7 @@ def test_the_engine_shares_the_window_watch_and_lists_no_pods_of_its_own(monkeyp
             super(Counted, self).__init__(kube, namespace, label_selector, field_selector)
             started.append(label_selector)
 
-    monkeypatch.setattr(batch_step, 'PodWatcher', Counted)
+    monkeypatch.setattr(rollout_context, 'PodWatcher', Counted)
     monkeypatch.setattr(runner, 'PodWatcher', Counted)
     kube = FakeApps([workload('StatefulSet')])
     lists = []
@@ -592,7 +594,7 @@ def test_the_first_window_of_a_rollout_call_starts_from_prepares_list(monkeypatc
             starts.append(resource_version)
             return self
 
-    monkeypatch.setattr(batch_step, 'PodWatcher', Started)
+    monkeypatch.setattr(rollout_context, 'PodWatcher', Started)
     kube = FakeApps([workload('StatefulSet')])
     versions = []
     listing = kube.list_pods
