@@ -26,8 +26,9 @@ description:
   - V(finish) restores the strategy (never letting the controller replace pods left on the old version) and waits
     until the workload's own status says it is fully updated; V(release) ends an unfinished rollout (or rollback)
     where it stands, the record saying C(released), no pod changed.
-  - V(rollback) writes the template values from before back and returns the pods to update back; V(prepare) given the
-    change of a rollback that did not finish returns mode V(rollback), never applying the change again.
+  - V(rollback) writes the template values from before back, then updates the pods that run the rollout's values back
+    (RV(groups)), each group at once, as V(batch) changes pods (RV(restored)); V(prepare) given the change of a rollback
+    that did not finish returns mode V(rollback), never applying the change again.
   - V(prepare), V(rollback) and V(rollout) keep the revision history true (RV(history)) - C(kubectl rollout history)
     lists the in-place revision with a C(kubernetes.io/change-cause), C(kubectl rollout undo) returns to the one
     before. V(previous) reads the revision an in-place undo goes back to (the newest below the current one, or
@@ -163,6 +164,11 @@ groups:
   returned: rollback
   type: list
   elements: dict
+restored:
+  description: Per group, C(names) and the results of putting back C(images) and C(resources), as RV(images) is.
+  returned: rollback
+  type: list
+  elements: dict
 pods:
   description: The pods (name, namespace, uid, node, pod_ip, ordinal, updated).
   returned: always
@@ -188,28 +194,13 @@ history:
       description: The history change in one line.
       type: str
 undo:
-  description: With V(previous), the revision to go back to and the change that goes there.
+  description:
+    - With V(previous), the revision to go back to (C(revision)), the ReplicaSet or ControllerRevision that holds it
+      (C(name)), the current revision (C(current_revision)), the images and resources that differ from the current
+      template (C(images) - container -> image, C(resources) - container -> requests and limits), and its
+      C(kubernetes.io/change-cause) if any (C(change_cause)).
   returned: previous
   type: dict
-  contains:
-    revision:
-      description: The revision to go back to.
-      type: int
-    name:
-      description: The ReplicaSet or ControllerRevision that holds it.
-      type: str
-    current_revision:
-      description: The current revision.
-      type: int
-    images:
-      description: The images that differ from the current template (container -> image).
-      type: dict
-    resources:
-      description: The resources that differ (container -> requests and limits).
-      type: dict
-    change_cause:
-      description: Its C(kubernetes.io/change-cause), if any.
-      type: str
 workload:
   description: The workload's status fields (replicas, updatedReplicas, currentRevision ...).
   returned: when a workload is given

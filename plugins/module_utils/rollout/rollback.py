@@ -11,6 +11,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.resize import ResizeOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.options import ImageChange, ResizeChange
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import IN_PROGRESS, ROLLED_BACK, ROLLING_BACK
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, partition
@@ -23,9 +24,28 @@ class RollbackStep:
     """The rollback step of Rollout (rollout/steps.py)."""
 
     def rollback(self):
+        """Put the values from before back: on the template (pods chosen by selectors: what their own records
+        hold), then on the pods that run the rollout's values (``groups``), each group at once through the pod
+        modules' runner as the batches change pods, images then resources (``restored``: their results). A group
+        that fails fails the step, the workload left rolling back (a re-run resumes the rollback)."""
+        out = self._rollback_template() if self.workload is not None else self._rollback_pods()
+        out['restored'] = [self._restore(group) for group in out['groups']]
+        return out
+
+    def _restore(self, group):
+        """One group's pods back to its values: {names, images, resources: the pod module's result}."""
+        done = {'names': group['names']}
+        if group['images']:
+            done['images'] = self._run_change(group['names'], ImageChange(group['images']), min_ready_seconds=0)
+        if group['resources']:
+            done['resources'] = self._run_change(group['names'], ResizeChange(group['resources']),
+                                                 min_ready_seconds=0)
+        return done
+
+    def _rollback_template(self):
+        """A workload's template back to the values from before (resumed or asked again: only what is not back
+        yet), and the pods to update back."""
         w = self.workload
-        if w is None:
-            return self._rollback_pods()
         w.read()
         rec = w.record
         if not rec:

@@ -139,19 +139,10 @@ class BatchStep:
         built here as the role passed them to inplace_image, inplace_resize, container_recreate: {images|resources|
         restart: that module's result, with failed and msg when it failed}. Resources only after images succeeded.
         With a ``window`` the pods start in their turn, as many at once as it is wide; else all at once."""
-        target = Target(namespace=self.options.namespace, names=tuple(batch.names),
-                        max_concurrency=window.width if window is not None else len(batch.names),
-                        force_takeover=bool(self.options.force_takeover), window=window)
-        wait = Wait(timeout=self.options.wait_timeout, min_ready_seconds=self.options.min_ready_seconds or 0)
-        draining = Drain(readiness_gate=self.options.readiness_gate, drain_label=self.options.drain_label,
-                         required=bool(self.options.require_readiness_gate),
-                         seconds=self.options.drain_seconds or 0)
         changes = {}
-        warn = self.warnings.append
 
-        def run(change, wait=wait):
-            return _outcome(lambda: runner.run(Task(target, change, wait, draining), self.kube, self.check_mode,
-                                               self.diff, warn, self.run_command))
+        def run(change, min_ready_seconds=None):
+            return _outcome(lambda: self._run_change(batch.names, change, window, min_ready_seconds))
         if self.restart:
             changes['restart'] = run(RestartChange(
                 containers=list(self.restart), strategy=Strategy(name=self.options.restart_strategy or 'auto')))
@@ -169,8 +160,23 @@ class BatchStep:
             # After an image change the pods were held min_ready_seconds already; later crashes are
             # caught by the watch of the verified pods.
             changes['resources'] = run(ResizeChange(self.resources, on_failure=on_failure),
-                                       wait=wait._replace(min_ready_seconds=0) if self.images else wait)
+                                       min_ready_seconds=0 if self.images else None)
         return changes
+
+    def _run_change(self, names, change, window=None, min_ready_seconds=None):
+        """One change (options.ImageChange, ResizeChange, RestartChange) of the pods ``names`` with the pod modules'
+        runner and engine in this process, its options built as the role passed them to inplace_image,
+        inplace_resize, container_recreate: that module's result; raises as the module would fail. With a
+        ``window`` the pods start in their turn, as many at once as it is wide; else all at once."""
+        target = Target(namespace=self.options.namespace, names=tuple(names),
+                        max_concurrency=window.width if window is not None else max(len(names), 1),
+                        force_takeover=bool(self.options.force_takeover), window=window)
+        wait = Wait(timeout=self.options.wait_timeout, min_ready_seconds=self.options.min_ready_seconds or 0
+                    if min_ready_seconds is None else min_ready_seconds)
+        draining = Drain(readiness_gate=self.options.readiness_gate, drain_label=self.options.drain_label,
+                         required=bool(self.options.require_readiness_gate), seconds=self.options.drain_seconds or 0)
+        return runner.run(Task(target, change, wait, draining), self.kube, self.check_mode, self.diff,
+                          self.warnings.append, self.run_command)
 
 
 def recreated_pods(changes):

@@ -6,13 +6,17 @@ both the batch gate and the window use (rollout/budgets.py)."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from types import SimpleNamespace
+
 import pytest
 
+from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import budgets
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import (
     ROLLOUT_ARG_SPEC, RolloutOptions, Step,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 
 
 def parse(**params):
@@ -60,3 +64,20 @@ def test_one_budget_rule_for_the_controllers_count_and_our_own():
     assert budgets.refusal(pdb, 1) is None and budgets.refusal(pdb, 1, healthy=3) is None
     assert budgets.refusal(pdb, 2) == 'PodDisruptionBudget web allows 1 disruption(s), the batch would disrupt 2'
     assert budgets.refusal(pdb, 1, healthy=2) == 'PodDisruptionBudget web: 2 healthy pod(s) not in flight, it needs 2'
+
+
+def test_the_module_edge_parses_the_params_once_and_sizes_the_client_to_the_batch(monkeypatch):
+    monkeypatch.setattr(runner, 'client', lambda params, pool_size=10: ('client', pool_size))
+    names = ['web-%d' % n for n in range(12)]
+    module = SimpleNamespace(params=dict(state='batch', namespace='shop', label_selectors=['app=web'],
+                                         images={'app': 'reg/app:2'}, names=names),
+                             check_mode=True, _diff=True, run_command=None)
+    rollout = Rollout.from_module(module)
+    assert rollout.kube == ('client', 12) and rollout.options.names == tuple(names)
+    assert rollout.check_mode is True and rollout.diff is True and rollout.workload is None
+
+
+def test_previous_needs_a_workload():
+    rollout = Rollout(None, parse(state='previous', label_selectors=['app=web']))
+    with pytest.raises(ValidationError, match='state previous needs kind and name'):
+        rollout.run()

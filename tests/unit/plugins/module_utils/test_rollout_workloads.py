@@ -189,9 +189,11 @@ def test_rollback_puts_the_template_back_and_groups_the_pods_to_update_back():
     assert back['changed'] is True and rec(kube)['state'] == 'rolling-back'
     assert back['groups'] == [{'names': ['web-0'], 'images': {'app': OLD}, 'resources': {}}]
     assert kube.get('StatefulSet', 'web')['spec']['template']['spec']['containers'][0]['image'] == OLD
-    # the rollback's batches use the before-values; finish records rolled-back
+    # the pods are put back in the same call, through the engine, in place
+    assert [r['names'] for r in back['restored']] == [['web-0']] and 'resources' not in back['restored'][0]
+    assert back['restored'][0]['images']['summary']['updated'] == 1 and images(kube)['web-0'] == OLD
     result = step(kube, 'batch', images={'app': OLD}, names=['web-0'])
-    assert result['failed_pods'] == [] and images(kube)['web-0'] == OLD
+    assert result['failed_pods'] == [] and result['images']['summary']['updated'] == 0
     finished = step(kube, 'finish', images={'app': NEW})
     assert rec(kube)['state'] == 'rolled-back' and finished['old'] == []
     assert uids(kube) == before
