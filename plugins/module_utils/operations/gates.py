@@ -24,7 +24,7 @@ healing uses the ``inplace-k8s`` role's ``list pods`` and ``patch pods/status``.
 
 import copy
 import re
-
+from collections import namedtuple
 from urllib.parse import quote
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
@@ -365,17 +365,29 @@ def heal(kube, namespace, gate, label_selectors=None, kind=None, name=None, chec
 
 # --------------------------------------------------------------------------- the module's work
 
-def run(kube, params, check_mode=False, diff=False):
+class GateOptions(namedtuple('GateOptions', 'state gate policy_name binding_name namespaces namespace_selector '
+                                          'object_selector failure_policy namespace label_selectors kind name',
+                             defaults=('present', DEFAULT_GATE, None, None, None, None, None, 'Ignore', None, None,
+                                       None, None))):
+    """readiness_gate's options, parsed once at the edge (its main()); nothing below reads params."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_params(cls, params):
+        return cls(**dict((name, params[name]) for name in cls._fields if params.get(name) is not None))
+
+
+def run(kube, options, check_mode=False, diff=False):
     """inplace.k8s.readiness_gate: the policy pair present / absent, or the target's stranded pods healed."""
-    gate = check_gate(params.get('gate') or DEFAULT_GATE)
-    if params['state'] == 'healed':
-        result = heal(kube, params['namespace'], gate, params.get('label_selectors'), params.get('kind'),
-                      params.get('name'), check_mode)
+    gate = check_gate(options.gate or DEFAULT_GATE)
+    if options.state == 'healed':
+        result = heal(kube, options.namespace, gate, options.label_selectors, options.kind, options.name, check_mode)
         result['policies'] = installed_for(kube, gate)
         return result
-    match = scope_selectors(params.get('namespaces'), params.get('namespace_selector'), params.get('object_selector'))
-    result = ensure_policy(kube, params['state'], gate, params.get('policy_name'), params.get('binding_name'), match,
-                           params.get('failure_policy') or 'Ignore', check_mode)
+    match = scope_selectors(options.namespaces, options.namespace_selector, options.object_selector)
+    result = ensure_policy(kube, options.state, gate, options.policy_name, options.binding_name, match,
+                           options.failure_policy or 'Ignore', check_mode)
     if not diff:
         result.pop('diff')
     return result

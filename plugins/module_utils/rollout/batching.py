@@ -44,12 +44,18 @@ def resolve_count(value, total, name='count', round_up=True):
     return count
 
 
+GENERATED_NAMES = ('ReplicaSet', 'DaemonSet')   # owners whose pods get a random name suffix
+
+
 def ordinal(pod):
-    """The pod's ordinal (StatefulSet index label, else a trailing -N of its name), or None."""
+    """The pod's ordinal (StatefulSet index label, else a trailing -N of its name), or None. A ReplicaSet's or a
+    DaemonSet's pod has none: its name ends in a random suffix, which may be all digits (web-64b57b4bcd-54895)."""
     labels = podstate.meta(pod, 'labels') or {}
     value = labels.get(POD_INDEX_LABEL)
     if value is not None and str(value).isdigit():
         return int(value)
+    if any(owner.get('kind') in GENERATED_NAMES for owner in podstate.meta(pod, 'ownerReferences') or []):
+        return None
     match = _ORDINAL_RE.search(podstate.meta(pod, 'name') or '')
     return int(match.group(1)) if match else None
 

@@ -9,9 +9,9 @@ A pod starts when
 - fewer than ``width`` pods are in flight (the engine's worker pool is that wide too);
 - with ``max_unavailable``: the pods of the workload that are not ready, with the pods in flight and this
   one, stay within it (a pod that is not ready already costs nothing more and may always start);
-- every PodDisruptionBudget that selects the pod keeps its desiredHealthy: the ready pods it selects, less
-  the pods in flight and this one. Counted from a watch of the workload's pods, each time, so the budget is
-  checked continuously and not from the disruption controller's status, which lags behind our changes;
+- every PodDisruptionBudget that selects the pod keeps its desiredHealthy (rollout/budgets.py): the ready pods
+  it selects, less the pods in flight and this one. Counted from a watch of the workload's pods, each time, so
+  the budget is checked continuously and not from the disruption controller's status, which lags behind our changes;
 - no pod counted done (earlier steps' ``watched`` and this window's) has crashed, restarted or turned
   unready since, and no more than ``max_failed`` pods have failed: otherwise the window halts, pods in
   flight finish and the others are not started (the role then halts or rolls back, as for a batch).
@@ -26,6 +26,7 @@ import time
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import CONFLICT, FAILED, NotStarted
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import budgets
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import selector_matches
 
 POLL_SECONDS = 0.2    # how often a waiting pod looks at the watch's pods again (a finished pod wakes it at once)
@@ -144,14 +145,9 @@ class Window:
                 reasons.append('max_unavailable %d: %d pod(s) not ready (%s) and %d in flight' % (
                     self.max_unavailable, len(unready), ', '.join(sorted(unready)[:5]) or '-', len(self.flight)))
         for pdb, selected in zip(self.budgets, self._selected):
-            if name not in selected:
-                continue
-            desired = (pdb.get('status') or {}).get('desiredHealthy', 0)
-            healthy = len(selected - self._unready - self.flight)
-            if healthy - 1 < desired:
-                reasons.append('PodDisruptionBudget %s: %d healthy pod(s) not in flight, it needs %d' % (
-                    podstate.meta(pdb, 'name'), healthy, desired))
-        return reasons
+            if name in selected:
+                reasons.append(budgets.refusal(pdb, 1, healthy=len(selected - self._unready - self.flight)))
+        return [reason for reason in reasons if reason]
 
     def _check_health(self):
         """Halt when a pod counted done failed since (at most every HEALTH_SECONDS). Only the pods the watch

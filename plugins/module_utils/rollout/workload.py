@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 """The workload controllers' side of a rollout in place (docs/rollouts.md): one adapter, ``Workload``,
-for StatefulSet, DaemonSet, Deployment and ReplicaSet - hold, template, revision labels, release, status
-convergence - and the write of its rollout record (record.workload_record).
+for StatefulSet, DaemonSet, Deployment and ReplicaSet - hold, template, revision labels, release and status
+convergence (rollout/release.py) - and the write of its rollout record (record.workload_record).
 
 Verified on the local cluster (kube-controller-manager 1.36):
 
@@ -37,8 +37,9 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.client impo
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     InplaceError, NotFoundError, ValidationError, WaitTimeout,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record, targets
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import poll, podstate, record, targets
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import history, partition
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.release import WorkloadRelease
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import owned_by, selector_string
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.templates import apply_change, change_ops, label_ops
 
@@ -60,14 +61,6 @@ class RolloutError(InplaceError):
 
 
 # --------------------------------------------------------------------------- pure: revisions
-
-
-def poll_delays(first=0.05, most=POLL_SECONDS):
-    """Delays between re-reads: ``first``, doubling up to ``most``, then ``most`` for ever."""
-    delay = first
-    while True:
-        yield delay
-        delay = min(delay * 2, most)
 
 
 def strip_hash(template):
@@ -94,7 +87,7 @@ sts_partition_for = partition.sts_partition_for   # the rule lives with the othe
 
 # --------------------------------------------------------------------------- the controllers
 
-class Workload:
+class Workload(WorkloadRelease):
     """One Deployment, StatefulSet, DaemonSet or ReplicaSet and the pods it owns."""
 
     def __init__(self, kube, kind, namespace, name, clock=time.monotonic, sleep=time.sleep):
@@ -163,15 +156,13 @@ class Workload:
     def wait_for(self, what, predicate, timeout):
         """Re-read the workload until predicate(obj) is true; WaitTimeout naming ``what``. The controllers
         usually answer within a fraction of a second: the first re-reads come quickly, then every POLL_SECONDS."""
-        deadline = self.clock() + timeout
-        for delay in poll_delays():
+        def check():
             self.read()
-            if predicate(self.obj):
-                return self.obj
-            if self.clock() >= deadline:
-                raise WaitTimeout('%s %s/%s: timed out after %ss waiting for %s (status: %s)' % (
-                    self.kind, self.namespace, self.name, timeout, what, json.dumps(self.obj.get('status'))))
-            self.sleep(delay)
+            return predicate(self.obj)
+        if poll.until(check, timeout, most=POLL_SECONDS, clock=self.clock, sleep=self.sleep):
+            return self.obj
+        raise WaitTimeout('%s %s/%s: timed out after %ss waiting for %s (status: %s)' % (
+            self.kind, self.namespace, self.name, timeout, what, json.dumps(self.obj.get('status'))))
 
     def observed(self, obj):
         status = obj.get('status') or {}
@@ -291,24 +282,25 @@ class Workload:
             self._stamp(name)
             return {REVISION_LABEL: name}, name
         if self.kind == 'DaemonSet':
-            deadline = self.clock() + timeout
-            for delay in poll_delays():
+            def find():
                 answer = self.kube.request('GET', self.path('controllerrevisions'),
                                            {'labelSelector': self.selector()})
                 owned = [r for r in answer.get('items') or [] if owned_by(r, podstate.meta(self.obj, 'uid'))]
-                name, hashed = revision_from_history(owned, self.template)
-                if hashed:
-                    self._stamp(name)
-                    labels = {REVISION_LABEL: hashed}
-                    generation = (podstate.meta(self.obj, 'annotations') or {}).get(TEMPLATE_GENERATION_ANNOTATION)
-                    if generation:
-                        labels[TEMPLATE_GENERATION_LABEL] = generation
-                    return labels, name
-                if self.clock() >= deadline:
-                    raise WaitTimeout('DaemonSet %s/%s: no ControllerRevision for the new template after %ss'
-                                      % (self.namespace, self.name, timeout))
-                self.sleep(delay)
-                self.read()
+                found = revision_from_history(owned, self.template)
+                if not found[1]:
+                    self.read()
+                return found
+            name, hashed = poll.until(find, timeout, done=lambda found: found[1], most=POLL_SECONDS,
+                                      clock=self.clock, sleep=self.sleep)
+            if not hashed:
+                raise WaitTimeout('DaemonSet %s/%s: no ControllerRevision for the new template after %ss'
+                                  % (self.namespace, self.name, timeout))
+            self._stamp(name)
+            labels = {REVISION_LABEL: hashed}
+            generation = (podstate.meta(self.obj, 'annotations') or {}).get(TEMPLATE_GENERATION_ANNOTATION)
+            if generation:
+                labels[TEMPLATE_GENERATION_LABEL] = generation
+            return labels, name
         if self.kind == 'Deployment':
             rs = self.current_replicaset([self.template])
             return {}, podstate.meta(rs, 'name')
@@ -336,81 +328,6 @@ class Workload:
                     'resourceVersion': podstate.meta(pod, 'resourceVersion'), 'labels': missing}},
                     content_type=MERGE_PATCH)
         return changed
-
-    # ---- finish
-
-    def release_spec(self, saved, old_ordinals, pod_count, asked=None):
-        """Spec fields that restore the saved strategy without letting the controller replace pods
-        left on the old version; (spec, two_step) where two_step asks for the StatefulSet
-        OnDelete convergence pass first. ``asked``: the StatefulSet partition the finished run was given
-        (rollout/partition.py: it stays, as the user's setting); None: the saved one."""
-        if self.kind == 'Deployment':
-            return ({'paused': saved.get('paused', False)} if bool(self.spec.get('paused')) != saved.get(
-                'paused', False) else None), False
-        if self.kind not in ('StatefulSet', 'DaemonSet'):
-            return None, False
-        strategy = copy.deepcopy(saved.get('updateStrategy') or {'type': 'RollingUpdate'})
-        kind = strategy.get('type', 'RollingUpdate')
-        user = copy.deepcopy(strategy)   # the strategy the user has after this run, without our protection
-        if self.kind == 'StatefulSet' and kind == 'RollingUpdate':
-            replicas = self.spec.get('replicas', pod_count)
-            rolling = strategy.setdefault('rollingUpdate', {})
-            before = rolling.get('partition') or 0
-            needed, warning = partition.final_partition(before, asked, old_ordinals, replicas)
-            if warning:
-                self.warnings.append(warning)
-            rolling['partition'] = needed
-            user.setdefault('rollingUpdate', {})['partition'] = before if asked is None else asked
-            note = partition.partition_note(self.kind, self.namespace, self.name, before, needed)
-            if note and asked is not None and needed == asked:
-                self.warnings.append(note)
-        if self.kind == 'DaemonSet' and kind == 'RollingUpdate' and old_ordinals is not None and old_ordinals:
-            self.warnings.append('%d pod(s) stay on the old template: the DaemonSet keeps updateStrategy '
-                                 'OnDelete so that the controller does not replace them' % len(old_ordinals))
-            strategy = {'type': 'OnDelete'}
-        if strategy.get('type') == 'OnDelete':
-            strategy['rollingUpdate'] = None
-        self.protection = partition.protection(strategy, user)
-        # Under OnDelete the StatefulSet controller never moves currentRevision: converge it through
-        # RollingUpdate{partition: replicas} first, and then OnDelete has to be written back.
-        status = self.obj.get('status') or {}
-        two_step = (self.kind == 'StatefulSet' and kind == 'OnDelete' and not old_ordinals
-                    and status.get('currentRevision') != status.get('updateRevision'))
-        if not two_step and (self.spec.get('updateStrategy') or {}) == dict(
-                (k, v) for k, v in strategy.items() if v is not None):
-            return None, two_step
-        return {'updateStrategy': strategy}, two_step
-
-    def converged(self, obj, all_updated):
-        """The workload's own status says it is fully updated (when every pod was)."""
-        status = obj.get('status') or {}
-        if not self.observed(obj):
-            return False
-        if self.kind == 'StatefulSet':
-            replicas = (obj.get('spec') or {}).get('replicas', 1)
-            if not all_updated:
-                return True
-            return (status.get('updateRevision') == status.get('currentRevision')
-                    and status.get('updatedReplicas', 0) == replicas and status.get('readyReplicas', 0) == replicas)
-        if self.kind == 'DaemonSet':
-            return not all_updated or (status.get('updatedNumberScheduled', 0) == status.get('desiredNumberScheduled')
-                                       and status.get('numberReady', 0) == status.get('desiredNumberScheduled'))
-        if self.kind == 'Deployment':
-            replicas = (obj.get('spec') or {}).get('replicas', 1)
-            return (status.get('updatedReplicas', 0) == replicas and status.get('availableReplicas', 0) == replicas
-                    and status.get('replicas', 0) == replicas)
-        return True
-
-    def status_summary(self):
-        status = self.obj.get('status') or {}
-        keys = ('replicas', 'readyReplicas', 'updatedReplicas', 'availableReplicas', 'currentRevision',
-                'updateRevision', 'desiredNumberScheduled', 'updatedNumberScheduled', 'numberReady',
-                'observedGeneration')
-        result = {k: status[k] for k in keys if k in status}
-        result['generation'] = podstate.meta(self.obj, 'generation')
-        if self.kind == 'Deployment':
-            result['replicasets'] = sorted(podstate.meta(rs, 'name') for rs in self.replicasets())
-        return result
 
 
 # --------------------------------------------------------------------------- its record

@@ -36,6 +36,18 @@ def test_ordinal_from_label_or_name():
     assert batching.ordinal(pod('web-5db858d46f-xn4cc')) is None
 
 
+def test_a_generated_name_that_ends_in_digits_is_no_ordinal():
+    """A Deployment's pod web-64b57b4bcd-54895 (a random suffix, all digits by chance) was ordered first, as
+    ordinal 54895: the canary was not the first pod by name (seen on the local cluster)."""
+    for kind in ('ReplicaSet', 'DaemonSet'):
+        generated = pod('web-64b57b4bcd-54895')
+        generated['metadata']['ownerReferences'] = [{'kind': kind, 'name': 'web-64b57b4bcd', 'controller': True}]
+        assert batching.ordinal(generated) is None
+    owned = pod('db-12')
+    owned['metadata']['ownerReferences'] = [{'kind': 'StatefulSet', 'name': 'db', 'controller': True}]
+    assert batching.ordinal(owned) == 12
+
+
 def names(pods):
     return [p['metadata']['name'] for p in pods]
 

@@ -239,24 +239,26 @@ def test_a_live_run_still_refuses_the_pod(child):
 
 def test_a_pause_ends_at_once_and_a_batch_starts_nothing_once_cancelled(watch, monkeypatch):
     from ansible_collections.inplace.k8s.plugins.module_utils import runner
+    from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context
     from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
     from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils import test_rollout as fixtures
     monkeypatch.setattr(runner, 'PodWatcher', fixtures.Watcher)
+    monkeypatch.setattr(context, 'PodWatcher', fixtures.Watcher)
     kube = fixtures.Kube()
     clock = fixtures.Clock()
-    first = Rollout(kube, fixtures.params(images={'app': NEW}, names=['web-0']), clock=clock, sleep=clock.sleep).run()
+    first = Rollout(kube, fixtures.options(images={'app': NEW}, names=['web-0']), clock=clock, sleep=clock.sleep).run()
     watch.cancel('SIGTERM received')
     clock = fixtures.Clock()
-    paused = Rollout(kube, fixtures.params(state='watch', seconds=30, watch=first['verified'], images={'app': NEW}),
+    paused = Rollout(kube, fixtures.options(state='watch', seconds=30, watch=first['verified'], images={'app': NEW}),
                      clock=clock, sleep=clock.sleep)
     assert paused.watch()['message'] == 'SIGTERM received' and clock.now == 0
     writes = len(kube.writes())
-    step = Rollout(kube, fixtures.params(images={'app': NEW}, names=['web-1', 'web-2']), clock=clock,
+    step = Rollout(kube, fixtures.options(images={'app': NEW}, names=['web-1', 'web-2']), clock=clock,
                    sleep=clock.sleep).batch()
     assert step['not_started'] == ['web-1', 'web-2'] and step['halt'] is True
     assert len(kube.writes()) == writes and watch.not_started == ['web-1', 'web-2']
     with pytest.raises(InplaceError, match='state batch was not started'):
-        Rollout(kube, fixtures.params(images={'app': NEW}, names=['web-1']), clock=clock, sleep=clock.sleep).run()
+        Rollout(kube, fixtures.options(images={'app': NEW}, names=['web-1']), clock=clock, sleep=clock.sleep).run()
 
 
 def test_wait_exit_sees_the_exit_and_is_bounded_and_stopped_by_a_cancel(monkeypatch):

@@ -265,6 +265,6 @@ def test_run_dispatches_and_drops_the_diff_without_diff_mode():
     api = FakeApi([gated('a')])
     params = {'state': 'present', 'gate': GATE, 'namespaces': ['shop'], 'namespace_selector': None,
               'object_selector': None, 'policy_name': None, 'binding_name': None, 'failure_policy': 'Ignore'}
-    assert 'diff' not in gates.run(api, params)
-    healed = gates.run(api, {'state': 'healed', 'gate': GATE, 'namespace': 'shop'})
+    assert 'diff' not in gates.run(api, gates.GateOptions.from_params(params))
+    healed = gates.run(api, gates.GateOptions.from_params({'state': 'healed', 'gate': GATE, 'namespace': 'shop'}))
     assert healed['opened'] == ['a'] and healed['policies'][0]['policy'] == 'inplace-k8s-gate-inplace-k8s-ready'

@@ -15,8 +15,11 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection import acce
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.options import ImageChange, Target, Task
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import RESTART_ANNOTATION, Rollout
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import watch_failures as rollout_watch_failures
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context as rollout_context
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import RESTART_ANNOTATION
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import INTERNAL, RolloutOptions
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import watch_failures as rollout_watch_failures
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 
@@ -77,6 +80,13 @@ class Watcher(FakeWatcher):
     def stop(self):
         pass
 
+    def items(self):
+        return [self.get(name) for name in sorted(self.cluster.pods)]
+
+    def changes(self, since):
+        """Cannot tell what changed: every look judges every pod again."""
+        return (since or 0) + 1, None
+
 
 class Clock(object):
     def __init__(self):
@@ -92,6 +102,7 @@ class Clock(object):
 @pytest.fixture(autouse=True)
 def fake_watcher(monkeypatch):
     monkeypatch.setattr(runner, 'PodWatcher', Watcher)
+    monkeypatch.setattr(rollout_context, 'PodWatcher', Watcher)
 
 
 def params(**changes):
@@ -100,12 +111,23 @@ def params(**changes):
                   readiness_gate=None, drain_seconds=0, on_failure='stop', restart_strategy='auto', wait_timeout=30,
                   run_id='test-run', force_takeover=False)
     values.update(changes)
-    return values
+    return module_params(values)
+
+
+def module_params(values):
+    """The module's params for ``values``: the role's plumbing (rollout/options.py INTERNAL) under internal."""
+    internal = {key: values.pop(key) for key in list(values) if key in INTERNAL}
+    return dict(values, internal=internal or None)
+
+
+def options(**changes):
+    """RolloutOptions as the module parses them from params(**changes)."""
+    return RolloutOptions.from_params(params(**changes))
 
 
 def batch(kube, check_mode=False, diff=False, **changes):
     clock = Clock()
-    return Rollout(kube, params(**changes), check_mode, clock=clock, sleep=clock.sleep, diff=diff).run()
+    return Rollout(kube, options(**changes), check_mode, clock=clock, sleep=clock.sleep, diff=diff).run()
 
 
 def test_batch_updates_the_pods_of_the_batch_and_reports_progress():
@@ -291,12 +313,12 @@ def test_watch_returns_at_the_first_failure_and_sleeps_otherwise():
     kube = Kube()
     first = batch(kube, images={'app': NEW}, names=['web-0'])
     clock = Clock()
-    quiet = Rollout(kube, params(state='watch', seconds=5, watch=first['verified'], images={'app': NEW}),
+    quiet = Rollout(kube, options(state='watch', seconds=5, watch=first['verified'], images={'app': NEW}),
                     clock=clock, sleep=clock.sleep).run()
     assert quiet['failed_pods'] == [] and clock.now >= 5
     kube.pods['web-0']['status']['containerStatuses'][0].update(ready=False)
     clock = Clock()
-    caught = Rollout(kube, params(state='watch', seconds=30, watch=first['verified'], images={'app': NEW}),
+    caught = Rollout(kube, options(state='watch', seconds=30, watch=first['verified'], images={'app': NEW}),
                      clock=clock, sleep=clock.sleep).run()
     assert [p['name'] for p in caught['failed_pods']] == ['web-0'] and clock.now < 30
 
@@ -315,8 +337,8 @@ def test_a_pod_another_writer_changed_after_its_update_is_a_conflict_not_dropped
     kube = Kube()
     change = Rollout._change
 
-    def change_then_other_writer(self, names, window=None):
-        out = change(self, names)
+    def change_then_other_writer(self, batch, window=None):
+        out = change(self, batch)
         kube.set_image('web-0', 'app', 'registry.example/app:3.0')
         return out
     monkeypatch.setattr(Rollout, '_change', change_then_other_writer)
@@ -331,7 +353,7 @@ def test_pending_judges_each_pod_version_once():
     """pending() is kept per (uid, resourceVersion): the same version is not judged again, a new version
     (the server changed the pod) is, and a pod without a version (nothing names its content) always is."""
     kube = Kube(count=1)
-    rollout = Rollout(kube, params(images={'app': NEW}), clock=Clock())
+    rollout = Rollout(kube, options(images={'app': NEW}), clock=Clock())
     pod = copy.deepcopy(kube.pods['web-0'])
     pod['metadata']['resourceVersion'] = '7'
     assert rollout.pending(pod) is True

@@ -16,11 +16,14 @@ from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import AdmissionDenied, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import WORKLOAD_ANNOTATION, workload_record
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import steps
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import RESTART_ANNOTATION, Rollout, recreated_pods
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context as rollout_context
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import RESTART_ANNOTATION
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import RolloutOptions
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.step import recreated_pods
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import RolloutError
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, template, workload
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock, Watcher
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock, Watcher, module_params
 
 NEW = 'reg/app:2'
 OLD = 'reg/app:1'
@@ -37,12 +40,13 @@ def params(**changes):
                   drain_seconds=0, on_failure='stop', restart_strategy='auto', wait_timeout=30, run_id='test-run',
                   force_takeover=False, min_ready_seconds=0, allow_recreate=False, batch_size=1)
     values.update(changes)
-    return values
+    return module_params(values)
 
 
 def step(kube, state, check_mode=False, clock=None, **changes):
     clock = clock or Clock()
-    return Rollout(kube, params(state=state, **changes), check_mode, clock=clock, sleep=clock.sleep).run()
+    options = RolloutOptions.from_params(params(state=state, **changes))
+    return Rollout(kube, options, check_mode, clock=clock, sleep=clock.sleep).run()
 
 
 def uids(kube):
@@ -185,9 +189,11 @@ def test_rollback_puts_the_template_back_and_groups_the_pods_to_update_back():
     assert back['changed'] is True and rec(kube)['state'] == 'rolling-back'
     assert back['groups'] == [{'names': ['web-0'], 'images': {'app': OLD}, 'resources': {}}]
     assert kube.get('StatefulSet', 'web')['spec']['template']['spec']['containers'][0]['image'] == OLD
-    # the rollback's batches use the before-values; finish records rolled-back
+    # the pods are put back in the same call, through the engine, in place
+    assert [r['names'] for r in back['restored']] == [['web-0']] and 'resources' not in back['restored'][0]
+    assert back['restored'][0]['images']['summary']['updated'] == 1 and images(kube)['web-0'] == OLD
     result = step(kube, 'batch', images={'app': OLD}, names=['web-0'])
-    assert result['failed_pods'] == [] and images(kube)['web-0'] == OLD
+    assert result['failed_pods'] == [] and result['images']['summary']['updated'] == 0
     finished = step(kube, 'finish', images={'app': NEW})
     assert rec(kube)['state'] == 'rolled-back' and finished['old'] == []
     assert uids(kube) == before
@@ -534,7 +540,7 @@ def test_a_pod_back_with_another_uid_is_reported_recreated():
 
 @pytest.fixture
 def window_watcher(monkeypatch):
-    monkeypatch.setattr(steps, 'PodWatcher', Watcher)
+    monkeypatch.setattr(rollout_context, 'PodWatcher', Watcher)
 
 
 def test_rollout_runs_prepare_the_steps_and_finish_in_one_call(window_watcher):
@@ -565,7 +571,7 @@ def test_the_engine_shares_the_window_watch_and_lists_no_pods_of_its_own(monkeyp
             super(Counted, self).__init__(kube, namespace, label_selector, field_selector)
             started.append(label_selector)
 
-    monkeypatch.setattr(steps, 'PodWatcher', Counted)
+    monkeypatch.setattr(rollout_context, 'PodWatcher', Counted)
     monkeypatch.setattr(runner, 'PodWatcher', Counted)
     kube = FakeApps([workload('StatefulSet')])
     lists = []
@@ -590,7 +596,7 @@ def test_the_first_window_of_a_rollout_call_starts_from_prepares_list(monkeypatc
             starts.append(resource_version)
             return self
 
-    monkeypatch.setattr(steps, 'PodWatcher', Started)
+    monkeypatch.setattr(rollout_context, 'PodWatcher', Started)
     kube = FakeApps([workload('StatefulSet')])
     versions = []
     listing = kube.list_pods

@@ -1,0 +1,154 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+# The options of rollout_workload beside what it rolls out (module_utils/rollout/options.py ROLLOUT_ARG_SPEC, the
+# argument spec they pair with): how the pods are cut into batches, how a batch is changed, who owns the run.
+
+
+class ModuleDocFragment:
+
+    DOCUMENTATION = r'''
+options:
+  restart_id:
+    description: Marks pods restarted by this restart rollout, so that a re-run skips them.
+    type: str
+  allow_recreate:
+    description: Hand a change that cannot be made in place to the controller's rolling update instead of failing.
+    type: bool
+    default: false
+  batch_size:
+    description:
+      - Pods per batch, a count or a percentage of the pods. With O(window), the width of the window - the pods in
+        flight at once.
+    type: str
+    default: '1'
+  max_unavailable:
+    description:
+      - At most this many pods (count or percentage) unavailable during a batch, counting the batch. With O(window) it
+        also caps the window's width, and each pod starts only while the pods not ready, with those in flight, stay
+        within it.
+    type: str
+  window:
+    description:
+      - A sliding window instead of batches. With V(prepare), the pods after the canary are one step (one entry of
+        RV(batches)). With V(batch), the pods of O(names) start in their turn, as the Deployment controller's
+        C(maxUnavailable) lets pods go - one as soon as another finished, at most O(batch_size) (capped by
+        O(max_unavailable)) in flight; before each pod starts, O(max_unavailable) and every PodDisruptionBudget that
+        selects it are checked again from a watch of the pods (not from the budget's status, which lags), and the
+        pods counted done (earlier steps' and the window's own) must still be healthy. A pod that failed since, or more
+        than O(max_failed_pods) failures, halt the window - pods in flight finish, the others are not started
+        (RV(not_started)) - and a pod that waits O(wait_timeout) for its turn is V(blocked) (nothing of it written).
+    type: bool
+    default: false
+  max_failed_pods:
+    description: With O(window) and V(batch), the window halts once more pods than this failed.
+    type: int
+    default: 0
+  partition:
+    description:
+      - Pods (count or percentage, rounded down) left on the version they run. StatefulSet - as its
+        C(spec.updateStrategy.rollingUpdate.partition) - the ordinals below it, the others updated highest ordinal
+        first; finish leaves the native partition at it (the user's setting from then on). Not given, the
+        StatefulSet's own partition. Under OnDelete the lowest ordinals are kept and no partition is written.
+      - Other kinds - this many pods at the end of the order. See docs/rollouts.md, "Partitions".
+    type: str
+  canary:
+    description: Size (count or percentage) of a first batch.
+    type: str
+  order:
+    description: Update order.
+    type: str
+    default: ordinal
+    choices: [ordinal, reverse_ordinal, node, label, name]
+  order_label:
+    description: Label whose value orders the pods (numbers numerically) with O(order=label).
+    type: str
+  names:
+    description: The pods of the batch (V(gate), V(sync), V(batch)).
+    type: list
+    elements: str
+  readiness_gate:
+    description:
+      - Readiness gate condition type used for draining (V(sync) restores leftovers; V(batch) drains each pod of the
+        batch through it before changing it).
+      - If the module is killed mid-change (an AWX job canceled), a guardian process it started in a session of its
+        own puts back the pods it drained once their containers are running and ready (at most 60 seconds later).
+    type: str
+  drain_label:
+    description:
+      - Drain by this serving label (C(KEY=VALUE), C(KEY) meaning C(KEY=true)) instead of a readiness gate; see the
+        O(inplace.k8s.inplace_image#module:drain_label) option of the pod modules. Mutually exclusive with
+        O(readiness_gate). V(sync) restores the label of converged pods an interrupted run left drained.
+    type: str
+  require_readiness_gate:
+    description:
+      - With V(batch), fail a pod, before anything of it is written, that cannot be drained the way asked (no readiness
+        gate O(readiness_gate) in its spec, or without O(drain_label)).
+    type: bool
+    default: false
+  prepull:
+    description:
+      - With V(batch) and O(images), pull the new images on the nodes of the batch's pods before any of them is drained
+        (M(inplace.k8s.inplace_image) O(inplace.k8s.inplace_image#module:prepull)), and start pulling them on the nodes
+        of the next batch without waiting. V(prepare) checks the permissions it needs first; V(finish) deletes the
+        pre-pull pods left.
+    type: bool
+    default: false
+  service:
+    description: With V(drain_label), the Service (in O(namespace)) whose selector gains O(drain_label).
+    type: str
+  drain_seconds:
+    description: With V(batch) and a drain mode, seconds to wait after draining a pod before the change.
+    type: int
+    default: 0
+  on_failure:
+    description:
+      - With V(batch), what to do with a pod whose image or resize fails - V(stop) leaves it as it is, V(rollback)
+        puts its values from before back.
+    type: str
+    default: stop
+    choices: [stop, rollback]
+  restart_strategy:
+    description:
+      - With V(batch) and O(restart), how containers are restarted, as
+        O(inplace.k8s.container_recreate#module:strategy) of M(inplace.k8s.container_recreate).
+    type: str
+    default: auto
+    choices: [auto, kruise, image_reference, exec, cri]
+  wait_timeout:
+    description:
+      - Seconds to wait for the controller, a PodDisruptionBudget or the status to converge; with V(batch) also for
+        each pod's change, as in M(inplace.k8s.inplace_image).
+    type: int
+    default: 300
+  run_id:
+    description:
+      - Names the rollout run that owns the workload record (C(inplace.k8s/rollout)); the role passes one
+        per run. Another run's unfinished, unexpired record refuses the workload. Default, one id per
+        ansible-playbook process.
+    type: str
+  force_takeover:
+    description: Take over the workload record of another run that has not expired (only when it is dead).
+    type: bool
+    default: false
+  min_ready_seconds:
+    description:
+      - With V(batch), each changed container must stay running and ready this long after it was verified before
+        its pod counts as done; a crash, restart or failed readiness meanwhile fails the pod (and O(on_failure)
+        applies), as a Deployment's C(minReadySeconds).
+    type: int
+    default: 0
+  to_revision:
+    description: With V(previous), the revision to go back to (as C(kubectl rollout undo --to-revision)); default, the
+      newest revision below the current one.
+    type: int
+  internal:
+    description:
+      - Internal to the role C(inplace.k8s.rollout), not a stable interface - do not set it. The role's plumbing between
+        its calls - the pods counted done so far (C(watch), as RV(verified) returns them, checked by V(batch) and
+        watched by V(watch) for C(seconds)), the next batch to pre-pull (C(prepull_next)), the step's label and the
+        rollout's start in RV(progress) (C(progress_label), C(started)), and the role's variables the user set that it
+        does not know (C(unknown_variables), named with the closest of C(known_variables)).
+    type: dict
+'''

@@ -1,0 +1,216 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""What every step of a rollout shares (rollout/steps.py composes the steps): the options, the client, the workload,
+the pods of the rollout and whether each still needs the change (memoised per pod version), the result shape, the
+run's hold on the workload record, and the values pods should have now."""
+
+import time
+
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import prepull
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.images import satisfies
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import ROLLED_BACK, ROLLING_BACK
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, budgets
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_converged, pod_matches
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import watch_failures
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import Workload, write_record
+
+RESTART_ANNOTATION = 'inplace.k8s/restart-id'
+OWNER_MARGIN = 120   # seconds beyond two wait_timeouts that a workload record stays owned between steps
+PENDING_MEMO = 20000   # pod versions whose pending() answer is kept
+WAY_OUT = ('resume it by running the same change again, or end it - roll it back (role: rollout_action=rollback, '
+           'module: state=rollback then finish) to restore the template and pods from before, or release it '
+           '(rollout_action=release, state=release) to restore the controller and leave every pod as it is')
+
+
+class RolloutContext:
+    """State shared by the steps of one call of the rollout_workload module: ``params`` are the module's,
+    ``kube`` a client."""
+
+    def __init__(self, kube, options, check_mode=False, clock=time.monotonic, sleep=time.sleep, diff=False,
+                 run_command=None):
+        self.kube, self.options, self.check_mode, self.diff = kube, options, check_mode, diff
+        self.clock, self.sleep = clock, sleep
+        self.run_command = run_command   # AnsibleModule.run_command, for restart_strategy cri (batch)
+        self.images = options.images or {}
+        self.resources = options.resources or {}
+        self.restart = list(options.restart)
+        self.watched = options.watch or {}   # the pods counted done so far (grows with each batch of the one call)
+        self.warnings = []
+        self.workload = None
+        self._labels = None   # _revision_labels()
+        self._synced = None   # the last sync of batch(): (result, pods)
+        self._pending = {}    # pending(): (uid, resourceVersion) -> its answer
+        self._listing = None  # prepare's list of the workload's pods (items, resourceVersion), for the first window
+        self._partition = None   # a StatefulSet's partition in this run (rollout/partition.py), set by prepare
+        # The role calls one module per step: the run is its run_id and the ansible-playbook process.
+        pid = record.playbook_pid()
+        self.owner = record.new_owner(options.run_id or ('playbook-%s' % pid if pid else None), pid=pid)
+        if options.kind:
+            self.workload = Workload(kube, options.kind, options.namespace, options.name, clock, sleep)
+        self.drainer = drain.drainer(options.readiness_gate, options.drain_label)
+
+    # ---- shared
+
+    @property
+    def target(self):
+        return {'images': self.images, 'resources': self.resources}
+
+    def pods(self, items=None):
+        """The pods of the rollout (the workload's, or those of label_selectors), not terminating: of ``items``
+        (listed by the same selector), or of a list made here."""
+        if self.workload is not None:
+            if self.workload.obj is None:
+                self.workload.read()
+            return self.workload.pods(items)
+        selectors = self.options.label_selectors or []
+        if not selectors:
+            raise ValidationError('give kind and name of a workload, or label_selectors')
+        if items is None:
+            items, _version = self.kube.list_pods(self.options.namespace, ','.join(selectors))
+        pods = [p for p in items if not podstate.is_terminating(p)]
+        owned = sorted(podstate.meta(p, 'name') for p in pods if podstate.meta(p, 'ownerReferences'))
+        if owned and self.images or owned and self.resources:
+            self.warnings.append('pods are updated directly; the template of their owner was not changed, so a '
+                                 'pod it recreates gets the old values: %s' % ', '.join(owned))
+        return pods
+
+    def watch_pods(self):
+        """A watch of the rollout's pods (PodWatcher, started) and its pods as listed for it.
+
+        One list: the watch starts from it, and the pods are taken from it. The first watch of a state rollout
+        call takes prepare's list, a second older: the watch replays what changed since (prepare's own writes
+        included), and a pod's write is guarded by what it read, as after any list (at 1000 pods, half a second
+        and a list less)."""
+        selector = self.workload.selector() if self.workload is not None else \
+            ','.join(self.options.label_selectors or [])
+        listing, self._listing = self._listing, None
+        items, version = listing or self.kube.list_pods(self.options.namespace, selector or None)
+        pods = self.pods(items)
+        return PodWatcher(self.kube, self.options.namespace, selector or None).start(items, version), pods
+
+    def _changed_containers(self, pod):
+        """The containers of ``pod`` whose image this rollout changes (a pod Pending on such an image is
+        fixed forward, not refused)."""
+        return [name for name, image in self.images.items()
+                if podstate.find_container(pod, name) is not None and not satisfies(pod, name, image)]
+
+    def pending(self, pod):
+        """Does this pod still need the change? The answer depends on the pod's content only, which the
+        server names by uid and resourceVersion: each version is judged once (a plan and its result ask for
+        every pod several times; at 1000 pods that was a third of a second)."""
+        key = (podstate.meta(pod, 'uid'), podstate.meta(pod, 'resourceVersion'))
+        if None not in key and key in self._pending:
+            return self._pending[key]
+        if self.restart:
+            annotations = podstate.meta(pod, 'annotations') or {}
+            answer = annotations.get(RESTART_ANNOTATION) != self.options.restart_id
+        else:
+            answer = not pod_converged(pod, self.images, self.resources)
+        if None not in key:
+            if len(self._pending) >= PENDING_MEMO:
+                self._pending.clear()
+            self._pending[key] = answer
+        return answer
+
+    def result(self, pods, **extra):
+        out = {'changed': False, 'warnings': self.warnings,
+               'pods': [dict(podstate.pod_summary(p), ordinal=batching.ordinal(p),
+                             updated=not self.pending(p)) for p in pods]}
+        if self.workload is not None and self.workload.obj is not None:
+            out['workload'] = self.workload.status_summary()
+            if self.workload.history:
+                out['history'] = self.workload.history
+            self.warnings.extend(self.workload.warnings)
+        out.update(extra)
+        return out
+
+    def pdbs(self, pods):
+        """PodDisruptionBudgets of the namespace that select any of the pods: (pdb, [pod names])."""
+        return budgets.budgets(self.kube, self.options.namespace, pods)
+
+    # ---- ownership
+
+    def _stamp(self, current, rec):
+        """``rec`` owned by this run, expiring after two wait_timeouts and a margin (renewed at each step);
+        raise when another live run holds the record the workload has now (``current``)."""
+        if record.holder(current, self.owner, self.options.force_takeover):
+            w = self.workload
+            raise ValidationError('%s %s/%s: %s' % (w.kind, w.namespace, w.name,
+                                                    record.busy_message(current, 'workload')))
+        return record.claim(rec, self.owner, 2 * self.options.wait_timeout + OWNER_MARGIN)
+
+    def _renew(self):
+        """Each step: refuse a workload that another run is rolling out; renew our hold on an unfinished one."""
+        w = self.workload
+        if w is None:
+            return
+        rec = w.read() and w.record
+        if rec and rec.get('state') in record.ACTIVE:
+            if self.check_mode:
+                self._stamp(rec, rec)
+            else:
+                write_record(w, rec, stamp=lambda current, _rec: self._stamp(current, current))
+
+    def _current_target(self):
+        """The values pods should have now: the rollout's target, or the before-values while rolling back."""
+        if self.workload is not None:
+            self.workload.read()
+            rec = self.workload.record or {}
+            if rec.get('state') in (ROLLING_BACK, ROLLED_BACK):
+                before = rec.get('before') or {}
+                return before.get('images') or {}, before.get('resources') or {}
+            if rec.get('target'):
+                return rec['target'].get('images') or {}, rec['target'].get('resources') or {}
+        return self.images, self.resources
+
+    def _revision_labels(self):
+        """The labels the workload's updated pods carry (its revision), read once per step."""
+        if self._labels is None:
+            self._labels = self.workload.revision(self.options.wait_timeout)[0]
+        return self._labels
+
+    def _delete_prepulled(self):
+        """Pre-pull pods the batches left for the next pods (none after the last batch, unless stopped)."""
+        if not self.options.prepull or self.check_mode:
+            return
+        puller = prepull.Prepull(self.kube, self.options.namespace, self.owner['run'])
+        puller.delete()
+        self.warnings.extend('pre-pull pod %s could not be deleted (%s): delete it with kubectl delete pod -l %s'
+                             % (name, why, prepull.LABEL) for name, why in puller.left)
+
+    def _watched_containers(self):
+        """The containers whose health counts: those the change touches."""
+        if self.restart:
+            return list(self.restart)
+        return sorted(set(self.images) | set(self.resources))
+
+    def _watch_failures(self, pods=None):
+        """failed_pods entries for the watched pods (``watch``) that no longer run as verified."""
+        if not self.watched or self.check_mode:
+            return []
+        pods = self.pods() if pods is None else pods
+        return watch_failures(pods, self.watched, self._overwritten())
+
+    def _overwritten(self, resources=True):
+        """overwritten(pod) for watch_failures: what another writer set on a pod counted done (None: nothing).
+        Without ``resources``: its images only (the window's check while the resize of its pods is under way)."""
+        if self.restart or not self.images:
+            return None
+        wanted = self.resources if resources else None
+        return lambda pod: None if pod_matches(pod, self.images, wanted) else spec_images(pod, self.images)
+
+
+def spec_images(pod, names):
+    """'app=registry/app:3.0' for the containers ``names`` of the pod's spec."""
+    found = [podstate.find_container(pod, name) for name in sorted(names)]
+    return ', '.join('%s=%s' % (info.spec.get('name'), info.spec.get('image')) for info in found if info is not None)
+
+
+def unique(items):
+    seen = set()
+    return [item for item in items if not (item in seen or seen.add(item))]

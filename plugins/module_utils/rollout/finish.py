@@ -1,0 +1,133 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""finish and release: restore the controller's strategy (never letting it replace pods left on the old
+version), record how the rollout ended, wait until the controller's status says it is fully updated (finish) or
+saw the release."""
+
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import (
+    DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK,
+)
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, guard, partition
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import spec_images
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_matches
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import write_record
+
+
+class FinishStep:
+    """The finish and release steps of Rollout (rollout/steps.py)."""
+
+    def release(self):
+        """End the rollout where it stands: restore the controller's strategy (pods left on the old
+        version stay protected, as in finish), mark the record released; no pod is changed."""
+        return self.finish(final=RELEASED)
+
+    def finish(self, final=None, synced=None):
+        """``synced``: what the last step's sync found, as _sync returns it (state rollout: the step just synced
+        every pod of the workload, so it is not done twice)."""
+        w = self.workload
+        if w is None:
+            return self.sync()   # which deletes the pre-pull pods left too
+        self._delete_prepulled()
+        if final == RELEASED:
+            w.read()
+            rec = w.record or {}
+            images = (rec.get('target') or {}).get('images') or {}
+            resources = (rec.get('target') or {}).get('resources') or {}
+            if rec.get('state') not in (IN_PROGRESS, ROLLING_BACK):
+                return self.result(w.pods(), changed=False, old=[], message='%s %s/%s: no unfinished rollout to '
+                                   'release (record state %s)' % (w.kind, w.namespace, w.name, rec.get('state')))
+            if rec.get('state') == ROLLING_BACK:
+                images = (rec.get('before') or {}).get('images') or {}
+                resources = (rec.get('before') or {}).get('resources') or {}
+            return self._release(rec, images, resources, final)
+        images, resources = self._current_target()
+        if not self.restart and (w.record or {}).get('state') in record.ACTIVE:
+            guard.release_check(images, resources)(w)   # checked again on the read the release write is guarded by
+        synced, pods = synced or self._sync()
+        rec = w.record
+        if self.restart or not rec:
+            old = [p for p in pods if not pod_matches(p, images, resources)]
+            # A restart changes no template and holds nothing (a record is another rollout's): wait until
+            # the workload reports the restarted pods ready again.
+            if self.restart and not self.check_mode:
+                w.wait_for('the restarted pods to be ready', lambda obj: w.converged(obj, not old),
+                           self.options.wait_timeout)
+            return self.result(w.pods(), changed=synced['changed'])
+        if rec.get('state') not in record.ACTIVE:
+            # Nothing of ours is held (a re-run that found nothing to do): the strategy is the user's as it is now.
+            return self.result(pods, changed=synced['changed'],
+                               old=[podstate.meta(p, 'name') for p in pods if not pod_matches(p, images, resources)])
+        final = ROLLED_BACK if rec.get('state') in (ROLLING_BACK, ROLLED_BACK) else DONE
+        if final == DONE and rec.get('state') == IN_PROGRESS:
+            self._check_overwritten(partition.outside(rec, pods), images, (rec.get('before') or {}).get('images') or {})
+        return self._release(rec, images, resources, final, synced['changed'], pods)
+
+    def _check_overwritten(self, pods, images, before):
+        """Before the release: a pod whose spec has neither the rollout's image nor the one from before was
+        changed by another writer during the rollout (after its batch verified it). Raise ConcurrentChange
+        naming each, the workload still held: releasing would let the rollout end as done with a pod on a
+        third image and nothing saying why."""
+        foreign = []
+        for pod in pods:
+            moved = [name for name, image in sorted(images.items())
+                     if not pod_matches(pod, {name: image}) and not (before.get(name) and pod_matches(pod, {name: before[name]}))]
+            if moved:
+                foreign.append((podstate.meta(pod, 'name'), spec_images(pod, moved)))
+        if foreign:
+            w = self.workload
+            raise engine.ConcurrentChange(
+                '%s %s/%s: pod(s) changed by another writer during this rollout: %s; nothing was overwritten and '
+                'the workload stays held: when the other writer is done, run the rollout again (it brings them to '
+                'its target) or end it with rollout_action=rollback or release' % (
+                    w.kind, w.namespace, w.name, '; '.join('%s (spec now has %s)' % item for item in foreign)),
+                failed_pods=[{'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer during '
+                              'the rollout (its spec now has %s); not overwritten' % what} for name, what in foreign])
+
+    def _release(self, rec, images, resources, final, synced=False, pods=None):
+        """Restore the saved strategy, record ``final``, wait for the controller's status (``pods``: the
+        workload's pods as just listed, else they are listed here; the result reports them)."""
+        w = self.workload
+        pods = w.pods() if pods is None else pods
+        old = [p for p in pods if not pod_matches(p, images, resources)]
+        spec, two_step = w.release_spec(rec.get('saved') or {}, [batching.ordinal(p) for p in old], len(pods),
+                                        asked=rec.get('partition') if final == DONE else None)
+        # The release hands the controller the template we wrote, never another writer's (rollout/guard.py).
+        check = guard.release_check(images, resources) if final != RELEASED else None
+        changed = bool(synced or spec or rec.get('state') != final)
+        if not changed or self.check_mode:
+            return self.result(pods, changed=changed, old=[podstate.meta(p, 'name') for p in old])
+        timeout = self.options.wait_timeout
+        if final == RELEASED:
+            # Pods may be left failing: restore the strategy and wait only until the controller saw it.
+            write_record(w, _ended(rec, final, w.protection), spec, stamp=self._stamp)
+            w.wait_for('the controller to observe the release', w.observed, timeout)
+            self.warnings.append('%s %s/%s released: %d pod(s) not on the rollout\'s target stay as they are%s' % (
+                w.kind, w.namespace, w.name, len(old), (': ' + ', '.join(podstate.meta(p, 'name') for p in old))
+                if old else ''))
+            return self.result(pods, changed=True, old=[podstate.meta(p, 'name') for p in old])
+        if two_step:
+            replicas = w.spec.get('replicas', len(pods))
+            write_record(w, rec, {'updateStrategy': {'type': 'RollingUpdate', 'rollingUpdate': {'partition': replicas}}},
+                         stamp=self._stamp, check=check)
+            w.wait_for('currentRevision to reach updateRevision', lambda obj: w.converged(obj, True), timeout)
+        write_record(w, _ended(rec, final, w.protection), spec, stamp=self._stamp, check=check)
+        w.wait_for('the workload status to converge', lambda obj: w.converged(obj, not old), timeout)
+        if old:
+            self.warnings.append('%d pod(s) left on the old version: %s' % (
+                len(old), ', '.join(podstate.meta(p, 'name') for p in old)))
+        # The release writes the workload only, never a pod: the pods as listed for it are reported (at 1000
+        # pods, a list again would add most of a second to the rollout's end and change nothing in the result).
+        return self.result(pods, changed=True, old=[podstate.meta(p, 'name') for p in old])
+
+
+def _ended(rec, final, protection):
+    """The record of a run that ended as ``final``, naming the strategy it left to protect pods (rollout/partition.py)."""
+    ended = dict(rec, state=final, finished=record.timestamp())
+    ended.pop('protection', None)
+    if protection:
+        ended['protection'] = protection
+    return ended

@@ -1,0 +1,111 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""drain_label: make a workload drainable by a label in place (pods, template under the usual hold, then the
+Service's selector)."""
+
+import json
+
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH, retry_conflict
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import DONE, IN_PROGRESS, ROLLING_BACK
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import guard
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import WAY_OUT
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import selector_matches
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import write_record
+
+
+class LabelDrainStep:
+    """The drain_label step of Rollout (rollout/steps.py)."""
+
+    def drain_label(self):
+        """Make the workload drainable by ``drain_label`` in place: the label on every pod (a metadata write,
+        no restart), on the template under the usual hold (the controller keeps its pods: Deployment's
+        current ReplicaSet first, StatefulSet/DaemonSet pods relabelled with the new revision), then on the
+        selector of ``service`` once every pod carries it. Check mode reports what is missing."""
+        w, drainer = self.workload, self.drainer
+        if w is None or not isinstance(drainer, drain.LabelDrain):
+            raise ValidationError('state drain_label needs kind and name of a workload and drain_label')
+        w.read()
+        key, value = drainer.key, drainer.value
+        if key in drain.selector_keys(w.spec.get('selector')):
+            raise ValidationError('drain_label: %s %s/%s selects its pods by %s; choose a label only the Service '
+                                  'selects; nothing was changed' % (w.kind, w.namespace, w.name, key))
+        rec = w.record or {}
+        labels_target = {'labels': {key: value}}
+        if rec.get('state') in (IN_PROGRESS, ROLLING_BACK) and rec.get('target') != labels_target:
+            raise ValidationError('%s %s/%s has an unfinished rollout to %s: finish it first (%s)' % (
+                w.kind, w.namespace, w.name, json.dumps(guard.brief(rec.get('target')), sort_keys=True), WAY_OUT))
+        service = self._drain_service(key, value)
+        pods = w.pods()
+        unlabelled = [p for p in pods if not drainer.applies(p)]
+        template_labels = (w.template.get('metadata') or {}).get('labels') or {}
+        report = {'label': drainer.name, 'pods': len(pods),
+                  'unlabelled': [podstate.meta(p, 'name') for p in unlabelled],
+                  'drained': [podstate.meta(p, 'name') for p in pods if drainer.left_drained(p)],
+                  'template_labelled': template_labels.get(key) == value,
+                  'service': service and podstate.meta(service, 'name'),
+                  'service_selects': bool(service) and (service.get('spec') or {}).get('selector', {}).get(key) == value}
+        changed = bool(unlabelled or not report['template_labelled'] or (service and not report['service_selects']))
+        if self.check_mode or not changed:
+            return self.result(pods, changed=changed, drain_label=report)
+        for pod in unlabelled:
+            self._label_pod(pod, key, value)
+        if not report['template_labelled'] or rec.get('target') == labels_target:
+            if rec.get('target') != labels_target or rec.get('state') not in (IN_PROGRESS, ROLLING_BACK):
+                rec = {'state': IN_PROGRESS, 'target': labels_target, 'before': {'labels': {key: template_labels.get(key)}},
+                       'saved': w.saved_strategy(), 'started': record.timestamp()}
+            write_record(w, rec, w.hold_spec(), stamp=self._stamp)
+            w.set_template_labels({key: value})
+            revision_labels, _revision = w.revision(self.options.wait_timeout)
+            w.relabel(w.pods(), revision_labels)
+            self._release(w.record or rec, {}, {}, DONE)
+        if service and not report['service_selects']:
+            left = [podstate.meta(p, 'name') for p in w.pods() if not drainer.applies(p)]
+            if left:
+                raise ValidationError('drain_label: pod(s) %s do not carry %s yet (created meanwhile?); the selector of '
+                                      'Service %s is left as it is: run this again' % (', '.join(left), drainer.name,
+                                                                                       report['service']))
+            self.kube.request('PATCH', '/api/v1/namespaces/%s/services/%s' % (w.namespace, report['service']),
+                              body={'metadata': {'resourceVersion': podstate.meta(service, 'resourceVersion')},
+                                    'spec': {'selector': {key: value}}}, content_type=MERGE_PATCH)
+        return self.result(w.pods(), changed=True, drain_label=report)
+
+    def _drain_service(self, key, value):
+        """The Service of ``service`` (None when not given); ValidationError when it does not select the
+        workload's pods (its selector without the drain label must match the template's labels)."""
+        name = self.options.service
+        if not name:
+            return None
+        w = self.workload
+        try:
+            service = self.kube.request('GET', '/api/v1/namespaces/%s/services/%s' % (w.namespace, name))
+        except ApiError as exc:
+            raise ValidationError('service: cannot read Service %s/%s: %s; nothing was changed'
+                                  % (w.namespace, name, exc.msg))
+        selector = dict((service.get('spec') or {}).get('selector') or {})
+        selector.pop(key, None)
+        labels = (w.template.get('metadata') or {}).get('labels') or {}
+        if not selector or not selector_matches({'matchLabels': selector}, labels):
+            raise ValidationError('service: Service %s/%s does not select the pods of %s %s (selector %s); '
+                                  'nothing was changed' % (w.namespace, name, w.kind, w.name, json.dumps(selector)))
+        return service
+
+    def _label_pod(self, pod, key, value):
+        """Put the serving label on a pod that lacks it (guarded by resourceVersion, re-read on a conflict)."""
+        state = {'pod': pod}
+
+        def reread(_exc):
+            state['pod'] = self.kube.get_pod(podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name'))
+
+        @retry_conflict(on_retry=reread)
+        def attempt():
+            current = state['pod']
+            if (podstate.meta(current, 'labels') or {}).get(key) in (value, drain.DRAINED_VALUE):
+                return
+            self.kube.patch_pod(podstate.meta(current, 'namespace'), podstate.meta(current, 'name'), {'metadata': {
+                'resourceVersion': podstate.meta(current, 'resourceVersion'), 'labels': {key: value}}},
+                content_type=MERGE_PATCH)
+        attempt()

@@ -1,0 +1,141 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""The options of rollout_workload as typed objects, parsed and checked once at the edge (the module's main(),
+``RolloutOptions.from_params``, the one place that reads its params); nothing of the rollout reads params.
+
+RolloutOptions is what the run is (the target, the change, how to cut and pace it, how to drain); Step is what
+one batch is (its pods, what is left of the failure budget, the next batch to pre-pull, its progress label): the
+module's own options for state batch, or one per batch made by the one-call loop (rollout/loop.py), which never
+writes into the run's options. The role's plumbing between its calls (the pods verified so far, the pause, the
+next batch, the progress label, its start, the role's variables) arrives in the one option ``internal``.
+Named tuples, as the pod modules' options.py: immutable and cheap to define.
+"""
+
+from collections import namedtuple
+import difflib
+
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import validate_images
+from ansible_collections.inplace.k8s.plugins.module_utils.options import STRATEGIES
+
+# The argument spec of the options documented in doc_fragments/rollout_options.py (the module adds what it rolls
+# out: state, namespace, kind, name, label_selectors, images, resources, restart).
+ROLLOUT_ARG_SPEC = {
+    'restart_id': {'type': 'str'},
+    'allow_recreate': {'type': 'bool', 'default': False},
+    'batch_size': {'type': 'str', 'default': '1'},
+    'max_unavailable': {'type': 'str'},
+    'window': {'type': 'bool', 'default': False},
+    'max_failed_pods': {'type': 'int', 'default': 0},
+    'partition': {'type': 'str'},
+    'canary': {'type': 'str'},
+    'order': {'type': 'str', 'default': 'ordinal', 'choices': ['ordinal', 'reverse_ordinal', 'node', 'label', 'name']},
+    'order_label': {'type': 'str'},
+    'names': {'type': 'list', 'elements': 'str'},
+    'readiness_gate': {'type': 'str'},
+    'drain_label': {'type': 'str'},
+    'require_readiness_gate': {'type': 'bool', 'default': False},
+    'service': {'type': 'str'},
+    'prepull': {'type': 'bool', 'default': False},
+    'drain_seconds': {'type': 'int', 'default': 0},
+    'on_failure': {'type': 'str', 'default': 'stop', 'choices': ['stop', 'rollback']},
+    'restart_strategy': {'type': 'str', 'default': 'auto', 'choices': list(STRATEGIES)},
+    'wait_timeout': {'type': 'int', 'default': 300},
+    'run_id': {'type': 'str'},
+    'force_takeover': {'type': 'bool', 'default': False},
+    'min_ready_seconds': {'type': 'int', 'default': 0},
+    'to_revision': {'type': 'int'},
+    'internal': {'type': 'dict'},
+}
+
+# The keys of the internal option (the role's plumbing), with their defaults.
+INTERNAL = {'watch': None, 'seconds': 0, 'prepull_next': None, 'progress_label': None, 'started': None,
+            'unknown_variables': None, 'known_variables': None}
+
+RUN_DEFAULTS = (
+    ('state', 'prepare'), ('namespace', None), ('kind', None), ('name', None), ('label_selectors', ()),
+    ('images', None), ('resources', None), ('restart', ()), ('restart_id', None), ('allow_recreate', False),
+    ('batch_size', '1'), ('max_unavailable', None), ('window', False), ('max_failed_pods', 0), ('partition', None),
+    ('canary', None), ('order', 'ordinal'), ('order_label', None), ('names', ()), ('readiness_gate', None),
+    ('drain_label', None), ('require_readiness_gate', False), ('service', None), ('prepull', False),
+    ('drain_seconds', 0), ('on_failure', 'stop'), ('restart_strategy', 'auto'), ('wait_timeout', 300),
+    ('run_id', None), ('force_takeover', False), ('min_ready_seconds', 0), ('to_revision', None),
+) + tuple(INTERNAL.items())
+
+
+class Step(namedtuple('Step', 'names max_failed_pods prepull_next label started',
+                      defaults=((), 0, (), None, None))):
+    """One batch: its pods, how many of them may fail before the rollout halts, the pods of the next batch
+    (pre-pulled meanwhile), its progress label and the rollout's start (time.time()) for the elapsed time."""
+
+    __slots__ = ()
+
+
+class RolloutOptions(namedtuple('RolloutOptions', [name for name, _default in RUN_DEFAULTS],
+                                defaults=[default for _name, default in RUN_DEFAULTS])):
+    """The module's options (a field per option; the internal option's keys are fields too)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_params(cls, params):
+        """Parse and check the module's params (ValidationError naming the option and the fix)."""
+        internal = dict(params.get('internal') or {})
+        unknown = sorted(set(internal) - set(INTERNAL))
+        if unknown:
+            raise ValidationError('internal: unknown key(s) %s (it is the role\'s, with %s); nothing was changed'
+                                  % (', '.join(unknown), ', '.join(sorted(INTERNAL))))
+        internal = dict((key, _internal_value(key, value)) for key, value in internal.items())
+        values = {}
+        for name, default in RUN_DEFAULTS:
+            value = internal.get(name) if name in INTERNAL else params.get(name)
+            values[name] = default if value is None else value
+        for name in ('label_selectors', 'restart', 'names', 'prepull_next'):
+            values[name] = tuple(values[name] or ())
+        return cls(**values).checked()
+
+    def checked(self):
+        """self, or ValidationError for options that do not go together."""
+        if self.unknown_variables:
+            raise ValidationError(unknown_variables_message(self.unknown_variables, self.known_variables or []))
+        if not (self.images or self.resources or self.restart) and self.state in ('prepare', 'batch', 'rollout'):
+            raise ValidationError('give images, resources or restart')
+        if self.images:
+            validate_images(self.images, 'images (rollout_images)')
+        if (self.min_ready_seconds or 0) < 0 or (self.seconds or 0) < 0:
+            raise ValidationError('min_ready_seconds and seconds must not be negative')
+        if (self.max_failed_pods or 0) < 0:
+            raise ValidationError('max_failed_pods must not be negative: 0 halts the window at the first failure')
+        if self.state == 'release' and not self.kind:
+            raise ValidationError('state release needs kind and name: pods chosen by label_selectors hold nothing')
+        if self.restart and (self.images or self.resources):
+            raise ValidationError('restart cannot be combined with images or resources in one rollout')
+        return self
+
+    def step(self):
+        """The batch the module's own options name (state batch, gate, sync)."""
+        return Step(names=tuple(self.names), max_failed_pods=self.max_failed_pods or 0,
+                    prepull_next=tuple(self.prepull_next), label=self.progress_label, started=self.started)
+
+
+def _internal_value(key, value):
+    """A value of the internal option in its type (the role's templating may hand numbers over as strings)."""
+    if value in (None, ''):
+        return None
+    kind = {'seconds': int, 'started': float, 'watch': dict, 'progress_label': str}.get(key, list)
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise ValidationError('internal.%s: expected a %s, got %r; nothing was changed' % (key, kind.__name__, value))
+
+
+def unknown_variables_message(unknown, known):
+    """Name each unknown role variable with the closest known one."""
+    parts = []
+    for name in sorted(unknown):
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        parts.append('%s (did you mean %s?)' % (name, close[0]) if close else name)
+    return 'unknown variable(s) of the rollout role: %s; the role knows: %s' % (
+        ', '.join(parts), ', '.join(sorted(known)))

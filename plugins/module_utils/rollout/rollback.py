@@ -1,0 +1,97 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""rollback: put the template values from before back (the pods are then updated back in batches); pods
+chosen by selectors go back to what their own records hold."""
+
+import json
+
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.resize import ResizeOperation
+from ansible_collections.inplace.k8s.plugins.module_utils.options import ImageChange, ResizeChange
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import IN_PROGRESS, ROLLED_BACK, ROLLING_BACK
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, partition
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_converged, pod_matches
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.templates import change_ops
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import write_record
+
+
+class RollbackStep:
+    """The rollback step of Rollout (rollout/steps.py)."""
+
+    def rollback(self):
+        """Put the values from before back: on the template (pods chosen by selectors: what their own records
+        hold), then on the pods that run the rollout's values (``groups``), each group at once through the pod
+        modules' runner as the batches change pods, images then resources (``restored``: their results). A group
+        that fails fails the step, the workload left rolling back (a re-run resumes the rollback)."""
+        out = self._rollback_template() if self.workload is not None else self._rollback_pods()
+        out['restored'] = [self._restore(group) for group in out['groups']]
+        return out
+
+    def _restore(self, group):
+        """One group's pods back to its values: {names, images, resources: the pod module's result}."""
+        done = {'names': group['names']}
+        if group['images']:
+            done['images'] = self._run_change(group['names'], ImageChange(group['images']), min_ready_seconds=0)
+        if group['resources']:
+            done['resources'] = self._run_change(group['names'], ResizeChange(group['resources']),
+                                                 min_ready_seconds=0)
+        return done
+
+    def _rollback_template(self):
+        """A workload's template back to the values from before (resumed or asked again: only what is not back
+        yet), and the pods to update back."""
+        w = self.workload
+        w.read()
+        rec = w.record
+        if not rec:
+            raise ValidationError('%s %s/%s has no rollout record to roll back' % (w.kind, w.namespace, w.name))
+        before = rec.get('before') or {}
+        images, resources = before.get('images') or {}, before.get('resources') or {}
+        target = rec.get('target') or {}
+        if rec.get('state') == IN_PROGRESS and change_ops(w.template, '', images, resources) and change_ops(
+                w.template, '', target.get('images') or {}, target.get('resources') or {}):
+            raise engine.ConcurrentChange(
+                '%s %s/%s: its template was changed by another writer during the rollout (it is neither the '
+                'rollout\'s target nor the values from before); not overwritten by a rollback. The workload stays '
+                'held: end it with rollout_action=release, or run the rollout again' % (w.kind, w.namespace, w.name))
+        # Resuming a rollback, or asked again after it finished: write only what is not back yet.
+        changed = rec.get('state') not in (ROLLING_BACK, ROLLED_BACK) or bool(
+            w.set_template(images, resources, check_mode=True))
+        labels, revision = {}, None
+        if changed and not self.check_mode:
+            write_record(w, dict(rec, state=ROLLING_BACK), w.hold_spec(), stamp=self._stamp)
+            w.set_template(images, resources)
+            labels, revision = w.revision(self.options.wait_timeout)
+        pods = w.pods()
+        ordered = batching.order_pods(pods, self.options.order or 'ordinal', self.options.order_label)
+        names = [podstate.meta(p, 'name') for p in partition.outside(rec, ordered) if not pod_converged(p, images, resources)]
+        groups = [{'names': names, 'images': images, 'resources': resources}] if names else []
+        return self.result(pods, changed=bool(changed or groups), groups=groups, labels=labels, revision=revision)
+
+    def _rollback_pods(self):
+        """Pods chosen by selectors (no template to go back to): per pod, the values from before that its
+        image and resize records hold, for the changes of this rollout the pod has now; pods grouped by them."""
+        groups = {}
+        for pod in self.pods():
+            before = {}
+            for key, operation, wanted in (('images', ImageOperation, self.images),
+                                           ('resources', ResizeOperation, self.resources)):
+                rec = record.get(pod, operation.name)
+                if not wanted or not rec or not pod_matches(pod, **{key: wanted}):
+                    continue
+                values = {name: value for name, value in operation.rollback_target(rec).items()
+                          if name in wanted}
+                if key == 'resources':
+                    values = {name: {s: v for s, v in value.items() if v} for name, value in values.items()}
+                if values:
+                    before[key] = values
+            if before and not pod_converged(pod, before.get('images'), before.get('resources')):
+                groups.setdefault(json.dumps(before, sort_keys=True), []).append(podstate.meta(pod, 'name'))
+        result = [dict(names=sorted(names), images=json.loads(key).get('images') or {},
+                       resources=json.loads(key).get('resources') or {}) for key, names in sorted(groups.items())]
+        return self.result([], changed=bool(result), groups=result)
