@@ -73,10 +73,10 @@ def block(source, module):
 
 def rewritten(text, generated, path):
     """``text`` (a module's source) with its generated region replaced by ``generated``."""
-    start, end = text.find(BEGIN.split(':')[0]), text.find(END)
+    start, end = text.find(BEGIN.split(':', maxsplit=1)[0]), text.find(END)
     if start < 0 or end < start or text.count(END) != 1:
         raise SourceError('%s: no single "%s" ... "%s" region in RETURN; put the two lines where the per-pod '
-                          'entries go' % (path, BEGIN.split(':')[0], END.strip()))
+                          'entries go' % (path, BEGIN.split(':', maxsplit=1)[0], END.strip()))
     return text[:start] + generated + text[end + len(END):]
 
 

@@ -209,7 +209,7 @@ class Kube:
             data = json.dumps(body).encode('utf-8')
             headers.add('Content-Type', content_type or 'application/json')
         try:
-            response = self._transport.urlopen(method, target, body=data, headers=headers, timeout=timeout)
+            response = self._transport.send(method, target, body=data, headers=headers, timeout=timeout)
         except urllib3.exceptions.SSLError as exc:
             raise ConfigError('TLS verification of the API server %s failed: %s; give the CA of the cluster '
                               '(ca_cert, or certificate-authority in the kubeconfig), or validate_certs=false '

@@ -120,11 +120,11 @@ class Transport:
             raise unreachable(self.host, exc)
         self.prefix = parts.path.rstrip('/')   # the path of a server behind a gateway (/k8s/clusters/c1)
 
-    def urlopen(self, method, target, body=None, headers=None, timeout=(10, 60)):
+    def send(self, method, target, body=None, headers=None, timeout=(10, 60)):
         """Send one request (``target``: path?query on the server; ``headers``: urllib3.HTTPHeaderDict, a name
         given several times is sent once per value) and read the status and headers; the body is left to read
         (``read``, ``stream``, ``read_chunked``), then ``release_conn``. Never retried, never redirected here
         (client.py retries); ``timeout``: (connect, read) seconds, the read one per read of the socket."""
-        return self.pool.urlopen(method, self.prefix + target, body=body, headers=headers, preload_content=False,
+        return self.pool.request(method, self.prefix + target, body=body, headers=headers, preload_content=False,
                                  timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]), retries=False,
                                  redirect=False)

@@ -365,8 +365,11 @@ def heal(kube, namespace, gate, label_selectors=None, kind=None, name=None, chec
 
 # --------------------------------------------------------------------------- the module's work
 
-class GateOptions(namedtuple('GateOptions', 'state gate policy_name binding_name namespaces namespace_selector '
-                                          'object_selector failure_policy namespace label_selectors kind name',
+GATE_FIELDS = ('state gate policy_name binding_name namespaces namespace_selector object_selector failure_policy '
+               'namespace label_selectors kind name')
+
+
+class GateOptions(namedtuple('GateOptions', GATE_FIELDS,
                              defaults=('present', DEFAULT_GATE, None, None, None, None, None, 'Ignore', None, None,
                                        None, None))):
     """readiness_gate's options, parsed once at the edge (its main()); nothing below reads params."""

@@ -5,7 +5,7 @@
 """rollout: prepare, every step as batch runs it, then finish, in one call."""
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, plan
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import unique
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import Step
 

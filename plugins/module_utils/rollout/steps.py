@@ -67,4 +67,3 @@ class Rollout(PlanStep, GateStep, SyncStep, BatchStep, OneCall, HealthWatch, Fin
                  'watch': self.watch, 'finish': self.finish, 'rollback': self.rollback, 'release': self.release,
                  'drain_label': self.drain_label, 'rollout': self.rollout, 'previous': self.previous}
         return steps[self.options.state]()
-

@@ -105,7 +105,7 @@ class FailingPool(object):
         self.errors = list(errors)
         self.calls = 0
 
-    def urlopen(self, *args, **kwargs):
+    def request(self, *args, **kwargs):
         self.calls += 1
         raise self.errors.pop(0) if len(self.errors) > 1 else self.errors[0]
 

@@ -280,10 +280,10 @@ def test_threads_wait_for_a_free_connection_and_share_it(serve):
     server = serve(lambda line, number: ok(b'{}'))
     settings = ConnectionSettings('http://127.0.0.1:%d' % server.port)
     pool = transport.Transport(settings, maxsize=1)
-    held = pool.urlopen('GET', '/x')
+    held = pool.send('GET', '/x')
     assert pool.pool.pool.qsize() == 0   # the only slot is taken
     done = []
-    waiter = threading.Thread(target=lambda: done.append(pool.urlopen('GET', '/y')))
+    waiter = threading.Thread(target=lambda: done.append(pool.send('GET', '/y')))
     waiter.start()
     held.read()
     held.release_conn()
