@@ -21,7 +21,7 @@ VENV       := $(CACHE)/venv
 export CACHE CLUSTERDIR NODES K8S
 
 .PHONY: help venv cluster-build cluster-up cluster-down cluster-status cluster-test \
-        sanity units integration test test-versions demo bench soak clean
+        sanity units integration test test-versions test-oldest demo bench soak clean
 
 help:
 	@echo "make demo            build and start the local cluster, run an in-place rollout, print before/after"
@@ -30,6 +30,7 @@ help:
 	@echo "make cluster-down    stop it; make cluster-status shows it"
 	@echo "make test-versions VERSIONS='1.37 1.33' TARGETS='inplace_image'  cluster suite + integration targets on"
 	@echo "                     each Kubernetes release (default: all of both); results: tests/cluster/versions/results.json"
+	@echo "make test-oldest      the core targets on the oldest supported release (1.33), as make test runs them"
 	@echo "make bench PODS=10,100 REPEAT=1  benchmarks on the local cluster"
 	@echo "make soak SOAK_FAULTS=55 SOAK_SEED= SOAK_PODS=30  chaos soak (a random seed unless SOAK_SEED is set) of the rollout role on the running local cluster"
 
@@ -65,7 +66,12 @@ test: venv
 	hack/test.sh
 
 test-versions: venv
-	VERSIONS="$(VERSIONS)" TARGETS="$(TARGETS)" hack/test-versions.sh
+	VERSIONS="$(VERSIONS)" TARGETS="$(TARGETS)" hack/test-versions.sh; rc=$$?; \
+	  $(VENV)/bin/python hack/compat-table.py; exit $$rc
+
+# The core subset on the oldest supported release (a stage of make test), on its own.
+test-oldest: venv
+	hack/test-oldest.sh
 
 demo: venv
 	hack/demo.sh
