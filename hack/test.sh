@@ -25,7 +25,9 @@ if stage "cluster up" hack/cluster.sh up && [[ ${results[-1]} == PASS* ]]; then
   stage "integration" hack/integration.sh
   stage "fleet (a second cluster)" hack/fleet-test.sh
   stage "package" hack/package-test.sh
-  stage "bench (smoke)" hack/bench.sh 10
+  # The targets' pairs and the traffic scenario (every scenario: make bench), to keep make test under an hour.
+  stage "bench (smoke)" env SCENARIOS="image window 25%,role Deployment 25%,native Deployment 25%/0,traffic" \
+    hack/bench.sh 10
   # A new seed each run unless SOAK_SEED is set (hack/soak.sh prints it and how to replay it).
   stage "soak (short)" env SOAK_PODS=10 SOAK_FAULTS=6 SOAK_SEED="${SOAK_SEED:-}" SOAK_JSON="$CLUSTERDIR/soak-short.json" \
     SOAK_KINDS=apiserver,node,kill-term,writer-pod-image,api-429,watch-stall hack/soak.sh
