@@ -30,7 +30,7 @@ help:
 	@echo "make cluster-down    stop it; make cluster-status shows it"
 	@echo "make test-versions VERSIONS='1.37 1.33' TARGETS='inplace_image'  cluster suite + integration targets on"
 	@echo "                     each Kubernetes release (default: all of both); results: tests/cluster/versions/results.json"
-	@echo "make test-oldest      the core targets on the oldest supported release (1.33), as make test runs them"
+	@echo "make test-oldest      the core targets on the oldest supported release (1.33)"
 	@echo "make bench PODS=10,100 REPEAT=1  benchmarks on the local cluster"
 	@echo "make soak SOAK_FAULTS=55 SOAK_SEED= SOAK_PODS=30  chaos soak (a random seed unless SOAK_SEED is set) of the rollout role on the running local cluster"
 
@@ -69,7 +69,7 @@ test-versions: venv
 	VERSIONS="$(VERSIONS)" TARGETS="$(TARGETS)" hack/test-versions.sh; rc=$$?; \
 	  $(VENV)/bin/python hack/compat-table.py; exit $$rc
 
-# The core subset on the oldest supported release (a stage of make test), on its own.
+# The core subset on the oldest supported release.
 test-oldest: venv
 	hack/test-oldest.sh
 

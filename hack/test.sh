@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make test`: sanity, units, lint, docs, the version matrix, then on the local cluster: its own
 # suite, the integration targets, the fleet test (a second cluster), the installed-tarball test, a small
-# benchmark run and a short chaos soak; then a core subset on the oldest supported Kubernetes release.
+# benchmark run and a short chaos soak.
 # Every stage runs; the run fails if any failed, and the cluster is stopped at the end.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,9 +38,6 @@ else
             "FAIL  package (cluster not up)" "FAIL  bench (cluster not up)" "FAIL  soak (cluster not up)")
   failed=$((failed + 6))
 fi
-# The oldest supported release, a core subset (README: docs/compatibility.md): its own cluster, after the default's.
-stage "cluster down (default release)" hack/cluster.sh down
-stage "oldest release: core subset" hack/test-oldest.sh
 stage "cluster down leaves no process" hack/check-down.sh
 
 echo
