@@ -10,14 +10,15 @@ import (
 
 	"go.opentelemetry.io/otel/trace/noop"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/remotecommand"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	remote "k8s.io/cri-client/pkg"
 	"k8s.io/klog/v2"
 	"k8s.io/kubelet/pkg/cri/streaming"
-	"k8s.io/kubelet/pkg/cri/streaming/remotecommand"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
 )
 
+// Before 1.36 the streaming server's resize channel carries client-go's TerminalSize.
 type (
 	streamServer = streaming.Server
 	terminalSize = remotecommand.TerminalSize

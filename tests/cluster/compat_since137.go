@@ -1,4 +1,4 @@
-//go:build k8s1.37
+//go:build !(k8s1.33 || k8s1.34 || k8s1.35 || k8s1.36)
 
 package main
 

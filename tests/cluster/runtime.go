@@ -34,7 +34,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -362,7 +361,7 @@ func (f *fakeRuntime) sandboxStatus(s *sandbox) *runtimeapi.PodSandboxStatus {
 		CreatedAt: s.createdAt,
 		Network:   &runtimeapi.PodSandboxNetworkStatus{Ip: s.ip},
 		Linux: &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{
-			Options: proto.Clone(orEmptyNS(s.config.GetLinux().GetSecurityContext().GetNamespaceOptions())).(*runtimeapi.NamespaceOption),
+			Options: cloneNamespaceOption(orEmptyNS(s.config.GetLinux().GetSecurityContext().GetNamespaceOptions())),
 		}},
 		Labels:         s.config.GetLabels(),
 		Annotations:    s.config.GetAnnotations(),
@@ -640,7 +639,7 @@ func (f *fakeRuntime) containerStatus(c *container) *runtimeapi.ContainerStatus 
 		Mounts: c.config.GetMounts(), LogPath: c.logPath,
 	}
 	if c.resources != nil {
-		st.Resources = &runtimeapi.ContainerResources{Linux: proto.Clone(c.resources).(*runtimeapi.LinuxContainerResources)}
+		st.Resources = &runtimeapi.ContainerResources{Linux: cloneResources(c.resources)}
 	}
 	return st
 }
@@ -667,9 +666,7 @@ func (f *fakeRuntime) UpdateContainerResources(_ context.Context, req *runtimeap
 			c.resources = &runtimeapi.LinuxContainerResources{}
 		}
 		// Like runc, only the fields the request sets are written.
-		merged := proto.Clone(c.resources).(*runtimeapi.LinuxContainerResources)
-		proto.Merge(merged, req.Linux)
-		c.resources = merged
+		c.resources = mergeResources(c.resources, req.Linux)
 	}
 	return &runtimeapi.UpdateContainerResourcesResponse{}, nil
 }
@@ -706,6 +703,24 @@ func (f *fakeRuntime) ListPodSandboxMetrics(_ context.Context, _ *runtimeapi.Lis
 	return &runtimeapi.ListPodSandboxMetricsResponse{}, nil
 }
 
+// The CRI messages' copies: protoClone and protoMerge are the proto package of the release's cri-api
+// (gogo-protobuf before 1.34, see compat_before134.go).
+
+func cloneNamespaceOption(o *runtimeapi.NamespaceOption) *runtimeapi.NamespaceOption {
+	return protoClone(o).(*runtimeapi.NamespaceOption)
+}
+
+func cloneResources(r *runtimeapi.LinuxContainerResources) *runtimeapi.LinuxContainerResources {
+	return protoClone(r).(*runtimeapi.LinuxContainerResources)
+}
+
+// mergeResources returns a copy of r with the fields that update sets written over it.
+func mergeResources(r, update *runtimeapi.LinuxContainerResources) *runtimeapi.LinuxContainerResources {
+	merged := cloneResources(r)
+	protoMerge(merged, update)
+	return merged
+}
+
 // ---- image service ----
 
 func (f *fakeRuntime) toAPIImage(i *image) *runtimeapi.Image {
@@ -713,10 +728,10 @@ func (f *fakeRuntime) toAPIImage(i *image) *runtimeapi.Image {
 	if !strings.Contains(i.name, "@") {
 		tags = append(tags, i.name)
 	}
-	return &runtimeapi.Image{
-		Id: i.id, RepoTags: tags, RepoDigests: []string{i.repoDigest}, Size: 4 << 20,
+	return apiImage(&runtimeapi.Image{
+		Id: i.id, RepoTags: tags, RepoDigests: []string{i.repoDigest},
 		Spec: &runtimeapi.ImageSpec{Image: i.name},
-	}
+	}, 4<<20)
 }
 
 func (f *fakeRuntime) ListImages(_ context.Context, _ *runtimeapi.ListImagesRequest) (*runtimeapi.ListImagesResponse, error) {

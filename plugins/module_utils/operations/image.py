@@ -138,6 +138,14 @@ class ImageOperation(Operation):
             return found if cplan.desired in (found[1] or '') else None
         return found if podstate.running_image_is(podstate.container_status(pod, cplan.name), cplan.desired) else None
 
+    def applied(self, pod, cplan, before):
+        """Without status.observedGeneration (before Kubernetes 1.34): a new container, or a failing pull of
+        the desired image, which leaves the old container ID in the status (no new container is made)."""
+        if super().applied(pod, cplan, before):
+            return True
+        waiting = (podstate.container_status(pod, cplan.name).get('state') or {}).get('waiting') or {}
+        return waiting.get('reason') in podstate.IMAGE_REASONS and cplan.desired in (waiting.get('message') or '')
+
     def overwritten(self, pod, cplan):
         info = podstate.find_container(pod, cplan.name)
         current = info.spec.get('image') if info is not None else None

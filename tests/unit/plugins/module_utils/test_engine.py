@@ -336,6 +336,24 @@ def test_image_failures_count_only_for_the_desired_image(web_pod, state, image, 
     assert (found is not None) is counts
 
 
+@pytest.mark.parametrize('message, counts', [
+    ('failed to pull and unpack image "%s": not found' % NEW, True),
+    ('Back-off pulling image "%s"' % NEW, True),
+    ('Back-off pulling image "registry.example/app:1.5-pullfail"', False),
+])
+def test_failed_pull_counts_without_observed_generation(web_pod, message, counts):
+    """Kubernetes 1.33 reports no status.observedGeneration, and a failing pull leaves the old container's
+    ID in the status: the error naming the desired image shows the kubelet acted on the change."""
+    operation = ImageOperation({'app': NEW})
+    web_pod['status'].pop('observedGeneration', None)
+    app = status_of(web_pod, 'app')
+    app.update(state={'waiting': {'reason': 'ErrImagePull' if 'unpack' in message else 'ImagePullBackOff',
+                                  'message': message}})
+    cplan = operation_plan(operation, web_pod).containers[0]
+    found = operation.failure(web_pod, cplan, {'containerID': app['containerID']}, generation=2)
+    assert (found is not None) is counts
+
+
 def operation_plan(operation, pod):
     return planning.plan_pod(pod, operation.desired(pod), operation.judge)
 
