@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The core of the collection on the oldest supported Kubernetes release (`make test-oldest`): the
+# The core of the collection on the oldest supported Kubernetes release (`make test-oldest`, and a stage of
+# `make test` beside its integration targets): the
 # local cluster at that release (K8S, default the oldest of hack/k8s.sh), its own suite and the targets
 # that cover image changes, resizes, restarts, the role on a Deployment and a StatefulSet, admission and
 # the readiness gate. Through hack/test-versions.sh, with its results in $CACHE (the committed

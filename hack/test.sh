@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: sanity, units, lint, docs, the version matrix, then on the local cluster: its own
 # suite, the integration targets, the fleet test (a second cluster), the installed-tarball test, a small
-# benchmark run and a short chaos soak.
+# benchmark run and a short chaos soak; beside the integration targets, a core subset on the oldest
+# supported Kubernetes release (hack/test-oldest.sh) on a cluster of its own.
 # Every stage runs; the run fails if any failed, and the cluster is stopped at the end.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -9,10 +10,18 @@ cd "$root" || exit 1
 export CACHE=${CACHE:-$root/.cache} CLUSTERDIR=${CLUSTERDIR:-$root/.cluster}
 # shellcheck source=hack/stages.sh
 source "$root/hack/stages.sh"
-trap 'hack/cluster.sh down >/dev/null 2>&1 || true' EXIT
+# The oldest supported release's cluster (its own directory and ports) runs beside the default's.
+oldest_env=(CLUSTERDIR="$CACHE/oldest-cluster" APISERVER_PORT=36443 ETCD_PORT=32379 KUBELET_PORT_BASE=31250)
+trap 'hack/cluster.sh down >/dev/null 2>&1; env "${oldest_env[@]}" hack/cluster.sh down >/dev/null 2>&1 || true' EXIT
 # The failing tasks of the integration targets, repeated after the summary: a long log is often cut.
 export FAILURES_OUT=$CACHE/integration-failures.txt
 rm -f "$FAILURES_OUT"
+# The background run of hack/test-oldest.sh: waited for, its output printed, passed when it exited 0.
+oldest_wait() {
+  wait "$oldest_pid"
+  cat "$CACHE/test-oldest.log"
+  [ "$(cat "$CACHE/test-oldest.rc" 2>/dev/null)" = 0 ]
+}
 
 stage "sanity" hack/sanity.sh
 stage "units" hack/units.sh
@@ -22,7 +31,13 @@ stage "version matrix" hack/matrix.sh
 stage "cluster build" hack/cluster.sh build
 if stage "cluster up" hack/cluster.sh up && [[ ${results[-1]} == PASS* ]]; then
   stage "cluster suite" hack/cluster.sh test
+  # The core subset on the oldest supported release (hack/test-oldest.sh: 1.33) runs on its own cluster while
+  # the integration targets run on the default's; its output is printed when it is waited for.
+  rm -f "$CACHE/test-oldest.rc"
+  (env "${oldest_env[@]}" hack/test-oldest.sh > "$CACHE/test-oldest.log" 2>&1; echo $? > "$CACHE/test-oldest.rc") &
+  oldest_pid=$!
   stage "integration" hack/integration.sh
+  stage "oldest release: core subset (ran beside the integration targets)" oldest_wait
   stage "fleet (a second cluster)" hack/fleet-test.sh
   stage "package" hack/package-test.sh
   # The targets' pairs and the traffic scenario (every scenario: make bench), to keep make test under an hour.
