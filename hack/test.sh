@@ -17,6 +17,7 @@ trap 'hack/cluster.sh down >/dev/null 2>&1; env "${oldest_env[@]}" hack/cluster.
 export FAILURES_OUT=$CACHE/integration-failures.txt
 rm -f "$FAILURES_OUT"
 # The background run of hack/test-oldest.sh: waited for, its output printed, passed when it exited 0.
+# shellcheck disable=SC2317  # called through stage below
 oldest_wait() {
   wait "$oldest_pid"
   cat "$CACHE/test-oldest.log"
