@@ -16,34 +16,36 @@ description:
     still to update into batches. The workload annotation C(inplace.k8s/rollout) records the strategy to restore, the
     target and the values before, so that a re-run resumes; with O(allow_recreate), a change that cannot be made in
     place is handed to the controller's own rolling update.
-  - V(batch) runs one batch - V(gate) (the PodDisruptionBudgets selecting the pods of O(names) allow disrupting them,
-    O(max_unavailable) is respected), the change of those pods in place as M(inplace.k8s.inplace_image),
+  - V(batch) runs one batch - the PodDisruptionBudgets selecting the pods of O(names) allow disrupting them and
+    O(max_unavailable) is respected, then the change of those pods in place as M(inplace.k8s.inplace_image),
     M(inplace.k8s.inplace_resize) (only if the images did not fail) or M(inplace.k8s.container_recreate) make it, all
-    at once (or, with O(window), each in its turn), then V(sync) of the pods that did not fail (the new revision
-    labels, leftover drains undone, restarted pods marked with O(restart_id)). Failed pods do not fail the task
-    (RV(failed_pods), one entry with status V(failed) for a change that failed as a whole); a gate that does not let
-    the batch through within O(wait_timeout) fails it with RV(blocked), nothing written.
+    at once (or, with O(window), each in its turn), then the pods that did not fail get the new revision labels,
+    leftover drains are undone and restarted pods are marked with O(restart_id). Failed pods do not fail the task
+    (RV(failed_pods), one entry with status V(failed) for a change that failed as a whole); a batch the budgets do not
+    let through within O(wait_timeout) fails it with RV(blocked), nothing written.
   - V(finish) restores the strategy (never letting the controller replace pods left on the old version) and waits
     until the workload's own status says it is fully updated; V(release) ends an unfinished rollout (or rollback)
     where it stands, the record saying C(released), no pod changed.
   - V(rollback) writes the template values from before back, then updates the pods that run the rollout's values back
-    (RV(groups)), each group at once, as V(batch) changes pods (RV(restored)); V(prepare) given the change of a rollback
-    that did not finish returns mode V(rollback), never applying the change again.
+    (RV(groups)), each group at once, as V(batch) changes pods (RV(restored)), then finishes as V(finish) does
+    (RV(finished)); V(prepare) given the change of a rollback that did not finish returns mode V(rollback), never
+    applying the change again.
   - V(prepare), V(rollback) and V(rollout) keep the revision history true (RV(history)) - C(kubectl rollout history)
     lists the in-place revision with a C(kubernetes.io/change-cause), C(kubectl rollout undo) returns to the one
     before. V(previous) reads the revision an in-place undo goes back to (the newest below the current one, or
     O(to_revision)) and returns what differs (RV(undo)), refusing a revision that differs in anything else.
-  - V(watch) watches the pods counted done so far (the role passes them in O(internal)) for some seconds, returning
-    at the first that crashed, restarted or turned unready (RV(failed_pods)).
   - V(drain_label) makes the workload drainable by O(drain_label) without recreating a pod - the label on every pod,
     on the template under the usual hold, then on the selector of O(service) once every pod carries it. In check
     mode it reports what is missing (RV(drain_label)).
-  - V(rollout) is V(prepare), then V(batch) for each step of the plan (each step's verified pods watched by the later
-    ones), then V(finish), in one call - what the role runs when nothing of its own happens between the steps (a
-    sliding window without pauses, verification tasks or analyses). The result is V(prepare)'s with RV(run). After a
-    step in which more than O(max_failed_pods) pods failed in all, the window halted, or a pod was recreated, it stops
-    without V(finish), the workload held; V(finish) failing on pods another writer changed is reported in
-    RV(run.finished). Check mode, and plans that are not an in-place change, return V(prepare)'s result only.
+  - V(rollout) is the whole rollout, one loop - V(prepare), then each step of the plan as V(batch) runs it (the pods
+    each step verified are watched by the later ones; O(canary_pause_seconds) after the canary and O(pause_seconds)
+    before each later step the pods counted done are watched, the first that crashes, restarts or turns unready being
+    a failed pod), then V(finish); or, when pods failed (or an analysis did) and O(on_failure=rollback), V(rollback).
+    The result is V(prepare)'s with RV(run). After a step in which more than O(max_failed_pods) pods failed in all,
+    the window halted, a pod was recreated, or O(stop_after_batches) steps ran, it stops without V(finish), the
+    workload held; a re-run resumes. V(finish) failing on pods another writer changed is reported in RV(run.finished).
+    The role C(inplace.k8s.rollout) also has it return where its own tasks act (its verification tasks, analyses:
+    RV(run.point)) and calls it again to go on.
 author:
   - inplace.k8s contributors (@inplace-k8s)
 extends_documentation_fragment:
@@ -55,7 +57,7 @@ options:
     description: The step to run.
     type: str
     required: true
-    choices: [prepare, gate, sync, batch, watch, finish, rollback, release, drain_label, rollout, previous]
+    choices: [prepare, batch, finish, rollback, release, drain_label, rollout, previous]
   namespace:
     description: Namespace of the workload or pods.
     type: str
@@ -212,7 +214,7 @@ pdbs:
   elements: dict
 blocked:
   description: Why the batch may not go now (PodDisruptionBudgets, max_unavailable); empty when it may.
-  returned: gate, batch (also when the batch was blocked)
+  returned: batch (also when the batch was blocked)
   type: list
   elements: str
 images:
@@ -233,7 +235,7 @@ failed_pods:
       after they were counted done - C(name), C(status), C(reason) of each pod that failed, was rolled back, conflicted
       with another run or was refused, and one entry for the whole batch (C(name) the pod names joined by commas)
       with status V(failed) for a change that failed as a whole, or V(blocked) for a gate that did not let it through.
-  returned: batch (also when the batch was blocked), watch
+  returned: batch (also when the batch was blocked)
   type: list
   elements: dict
 verified:
@@ -263,8 +265,8 @@ progress:
   description:
     - What the role shows after the step - a line with the step's label, its pods, how many are done, failed and not
       started, how many run the target, the window and the time elapsed since the rollout started, then one line per failed pod
-      (C(failed - name - status - reason)).
-  returned: batch (also when the batch was blocked)
+      (C(failed - name - status - reason)); with V(rollout), the lines of every step, pause and end of this call.
+  returned: batch (also when the batch was blocked), rollout
   type: list
   elements: str
 halt:
@@ -272,8 +274,8 @@ halt:
   returned: batch (also when the batch was blocked)
   type: bool
 run:
-  description: What V(rollout) did after V(prepare).
-  returned: rollout, unless in check mode or the plan is not an in-place change
+  description: What V(rollout) did after V(prepare) (the whole run so far, when the role's calls resume it).
+  returned: rollout, unless the plan is not an in-place change
   type: dict
   contains:
     steps:
@@ -298,20 +300,28 @@ run:
       description: Per pod, the timings of its change(s), as V(batch) returns them.
       type: dict
     stopped:
-      description: The steps stopped early (as RV(halt)).
+      description: The steps stopped early (as RV(halt)), or a failed or inconclusive analysis stopped them.
+      type: bool
+    point:
+      description:
+        - Where the call returned before the end for the role's own tasks - C(after) (V(the canary), V(batch N),
+          V(the last batch)), C(verify) (run the verification tasks), C(analysis) (run the analysis). The next call
+          passes this RV(run) back to resume.
+      type: dict
+    rollback:
+      description: V(rollback)'s result, when the run rolled back (O(on_failure=rollback)).
+      type: dict
+    rolled_back:
+      description: The run rolled back.
       type: bool
     finished:
       description:
         - V(finish)'s result when every step ran; with C(failed) and RV(failed_pods) when pods were changed by another
           writer during the rollout (the workload stays held).
       type: dict
-watched:
-  description: How many pods V(watch) watched.
-  returned: watch
-  type: int
 relabelled:
   description: Pods given the new revision labels (or marked restarted).
-  returned: sync, batch
+  returned: batch
   type: list
   elements: str
 drain_label:
@@ -344,16 +354,16 @@ drain_label:
       type: bool
 undrained:
   description: Pods an interrupted run left drained (gate False, or drain label V(drained)) that were put back.
-  returned: sync, batch
+  returned: batch
   type: list
   elements: str
 updated:
   description: How many pods run the target (restart - are marked restarted).
-  returned: sync, batch
+  returned: batch
   type: int
 total:
   description: How many pods there are.
-  returned: sync, batch
+  returned: batch
   type: int
 '''
 
@@ -369,8 +379,8 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import R
 
 MODULE_ARGS = dict(ROLLOUT_ARG_SPEC, **{
     'state': {'type': 'str', 'required': True,
-              'choices': ['prepare', 'gate', 'sync', 'batch', 'watch', 'finish', 'rollback', 'release',
-                          'drain_label', 'rollout', 'previous']},
+              'choices': ['prepare', 'batch', 'finish', 'rollback', 'release', 'drain_label', 'rollout',
+                          'previous']},
     'namespace': {'type': 'str', 'required': True},
     'kind': {'type': 'str', 'choices': ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']},
     'name': {'type': 'str'},

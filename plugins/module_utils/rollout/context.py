@@ -14,7 +14,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, pod
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.images import satisfies
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import ROLLED_BACK, ROLLING_BACK
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, budgets
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, budgets, progress
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_converged, pod_matches
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import watch_failures
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import Workload, write_record
@@ -23,7 +23,7 @@ RESTART_ANNOTATION = 'inplace.k8s/restart-id'
 OWNER_MARGIN = 120   # seconds beyond two wait_timeouts that a workload record stays owned between steps
 PENDING_MEMO = 20000   # pod versions whose pending() answer is kept
 WAY_OUT = ('resume it by running the same change again, or end it - roll it back (role: rollout_action=rollback, '
-           'module: state=rollback then finish) to restore the template and pods from before, or release it '
+           'module: state=rollback) to restore the template and pods from before, or release it '
            '(rollout_action=release, state=release) to restore the controller and leave every pod as it is')
 
 
@@ -53,6 +53,7 @@ class RolloutContext:
         if options.kind:
             self.workload = Workload(kube, options.kind, options.namespace, options.name, clock, sleep)
         self.drainer = drain.drainer(options.readiness_gate, options.drain_label)
+        self.progress = progress.Silent()   # the live progress of state rollout (rollout/loop.py)
 
     # ---- shared
 

@@ -15,11 +15,12 @@ RENEW_SECONDS = 10.0       # how often the run's hold on the workload is renewed
 class HealthWatch:
     """The watch step of Rollout (rollout/steps.py)."""
 
-    def watch(self):
-        """Watch the pods verified so far for ``seconds``; return at the first failure (failed_pods). The pods
+    def watch(self, seconds=None):
+        """Watch the pods verified so far for ``seconds`` (default: the option); return at the first failure
+        (failed_pods). The pods
         come from a watch (rollout/context.py watch_pods), judged again whenever it delivered a change; the
         run's hold on the workload is renewed every RENEW_SECONDS."""
-        seconds = self.options.seconds or 0
+        seconds = (self.options.seconds if seconds is None else seconds) or 0
         if self.check_mode:
             return self.result([], failed_pods=[], watched=0, message='would watch %d pod(s) for %ss' % (
                 len(self.watched), seconds))

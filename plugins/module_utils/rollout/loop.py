@@ -2,65 +2,224 @@
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""rollout: prepare, every step as batch runs it, then finish, in one call."""
+"""rollout: the one rollout loop. A call plans (or resumes where the previous call of this run stopped), runs
+the steps (canary, batches or the sliding window) with the pauses between them, then rolls back or finishes;
+it returns early only where Ansible must act: the user's verification tasks after a step, or an analysis after
+the canary, a batch or the last batch. The role calls it again with ``internal.resume`` (what the previous call
+returned as ``run.resume``) and the analysis' outcome, and the loop goes on from there."""
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import unique
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import Step
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.progress import Progress
+
+IN_PLACE = ('in_place', 'restart', 'unchanged')
+TOTALS = ('failed_pods', 'not_started', 'recreated')
+KEPT = ('progress', 'failed_pods', 'not_started', 'recreated', 'window', 'updated', 'total')
 
 
 class OneCall:
-    """The whole rollout in one call (state rollout) of Rollout (rollout/steps.py)."""
+    """The rollout loop (state rollout) of Rollout (rollout/steps.py)."""
 
     def rollout(self):
-        """prepare, then every step as batch runs it (the pods verified by a step are watched by the next ones),
-        then finish, in one call. Returns prepare's result with ``run``: each step's report (``steps``), the
-        failed, not started and recreated pods, the pods' timings, ``stopped`` and, when the steps ran to the
-        end, ``finished`` (finish's result, or its failure with failed_pods). It stops after the step in which
-        more than max_failed_pods pods failed in all, the window halted, or a pod was recreated; then nothing
-        is finished and the role goes on as after its own steps (roll back or report). A plan that is not an
-        in-place change (recreate, or a rollback to finish) is returned without ``run``."""
-        plan = self.prepare()
-        if self.check_mode or plan['mode'] not in ('in_place', 'restart', 'unchanged'):
+        """Plan on the first call, then the steps from where the run stands, until a point where Ansible must
+        act (``run.point``: after which step, verify and/or analysis; ``run.resume``: what the next call passes
+        back) or the end (``run.finished``, or ``run.stopped``; ``run.rollback`` after a rollback). ``run``
+        holds the whole run so far: every step's report, the failed, not started and recreated pods, the
+        timings; ``progress``: the lines of what this call did. A plan that is not an in-place change
+        (recreate) is returned without ``run``."""
+        resume = self.options.resume
+        plan = self._resumed(resume) if resume else self.prepare()
+        if plan['mode'] == 'rollback':   # a rollback that did not finish: finished now, nothing applied again
+            plan['run'] = self._rolled_back(dict(_new_run(()), stopped=True))
+            return self._returned(plan, plan['run'])
+        if plan['mode'] not in IN_PLACE:
             return plan
-        limit = self.options.max_failed_pods or 0
-        batches = plan['batches']
-        run = {'steps': [], 'failed_pods': [], 'not_started': [], 'recreated': [], 'timings': {}, 'stopped': False}
-        diffs = []
-        for index, names in enumerate(batches):
-            batch = Step(names=tuple(names), max_failed_pods=max(limit - len(run['failed_pods']), 0),
-                         prepull_next=tuple(batches[index + 1]) if index + 1 < len(batches) else (),
-                         label='step %d of %d' % (index + 1, len(batches)), started=self.options.started)
-            try:
-                step = self.batch(batch)
-            except InplaceError as exc:
-                if 'failed_pods' not in exc.details:
-                    raise
-                step = dict(exc.details, changed=False, msg=exc.msg)
-            self.watched = dict(self.watched, **(step.get('verified') or {}))
-            plan['changed'] = bool(plan['changed'] or step.get('changed'))
-            diffs.extend(step.get('diff') or [])
-            kept = ('progress', 'failed_pods', 'not_started', 'recreated', 'window', 'updated', 'total')
-            run['steps'].append(dict({key: step.get(key) for key in kept}, pods=len(names)))
-            for key in ('failed_pods', 'not_started', 'recreated'):
-                run[key].extend(step.get(key) or [])
-            run['timings'].update(step.get('timings') or {})
-            if step['halt'] or cancel.cancelled():
-                run['stopped'] = True
-                if cancel.cancelled():
-                    cancel.skipped([name for later in batches[index + 1:] for name in later])
-                break
-        if not run['stopped']:
-            try:
-                run['finished'] = self.finish(synced=self._synced if batches else None)
-            except InplaceError as exc:
-                if 'failed_pods' not in exc.details:
-                    raise
-                run['finished'] = dict(exc.details, failed=True, msg=exc.msg)
-            run['finished'].pop('warnings', None)
+        run = resume or dict(_new_run(plan['batches'], canary=self._canary_first(plan)), mode=plan['mode'],
+                             counts=_counts(plan))
+        run['progress'] = []
+        self.watched = dict(run['watch'])
+        if resume:
+            self._judged(run, self.options.analysis)
+        self.progress = Progress.to(None if self.check_mode else self.options.progress_file,
+                                    started=self.options.started, **run['counts'])
+        if not resume:
+            self.progress.note(_plan_line(plan, run))
+        try:
+            return self._loop(plan, run)
+        finally:
+            self.progress.close()
+
+    def _loop(self, plan, run):
+        while not run['stopped'] and run['next'] < len(run['batches']):
+            index = run['next']
+            if index > 0:
+                self._pause(run, self.options.pause_seconds, 'the pause before step %d' % (index + 1))
+                if run['stopped']:
+                    break
+            self._step(run, index)
+            run['next'] = index + 1
+            if index == 0 and run['canary'] and not run['stopped']:
+                self._pause(run, self.options.canary_pause_seconds, 'the canary pause')
+            point = None if run['stopped'] else self._point(run, index)
+            if point:
+                run['point'] = point
+                return self._returned(plan, run)
+        if (not run['stopped'] and not run.get('analysed_end') and 'end' in self._analysis_after()
+                and plan['mode'] != 'unchanged' and not self.check_mode):
+            run['analysed_end'] = True
+            run['point'] = {'after': 'the last batch', 'verify': False, 'analysis': True}
+            return self._returned(plan, run)
+        return self._returned(plan, self._ended(run))
+
+    # ---- the parts
+
+    def _step(self, run, index):
+        """Step ``index`` of the run, its report added to the run's totals."""
+        batches, limit = run['batches'], self.options.max_failed_pods or 0
+        label = '%s %d of %d' % ('step' if self.options.window else 'batch', index + 1, len(batches))
+        if index == 0 and run['canary']:
+            label = 'canary (%s)' % label
+        batch = Step(names=tuple(batches[index]), max_failed_pods=max(limit - len(run['failed_pods']), 0),
+                     prepull_next=tuple(batches[index + 1]) if index + 1 < len(batches) and self.options.prepull
+                     else (), label=label, started=self.options.started)
+        self.progress.step(label, batch.names)
+        try:
+            step = self.batch(batch)
+        except InplaceError as exc:
+            if 'failed_pods' not in exc.details:
+                raise
+            step = dict(exc.details, changed=False, msg=exc.msg)
+        counts = run['counts']
+        counts['done'] = step['updated'] if isinstance(step.get('updated'), int) else counts['done']
+        counts['failed'] = len(run['failed_pods']) + len(step.get('failed_pods') or [])
+        self.progress.step_done(counts['done'], counts['failed'])
+        self.watched = dict(self.watched, **(step.get('verified') or {}))
+        run['watch'] = self.watched
+        run['changed'] = bool(run['changed'] or step.get('changed'))
+        run['diff'] = (run.get('diff') or []) + list(step.get('diff') or [])
+        run['steps'].append(dict({key: step.get(key) for key in KEPT}, pods=len(batch.names)))
+        for key in TOTALS:
+            run[key].extend(step.get(key) or [])
+        run['timings'].update(step.get('timings') or {})
+        run['progress'].extend(step.get('progress') or [])
+        run['steps_run'] += 1
+        stop_after = self.options.stop_after_batches or 0
+        if step['halt'] or cancel.cancelled() or (stop_after and run['steps_run'] >= stop_after):
+            run['stopped'] = True
+            if cancel.cancelled():
+                cancel.skipped([name for later in batches[index + 1:] for name in later])
+
+    def _pause(self, run, seconds, what):
+        """Watch the pods counted done for ``seconds`` (the canary pause, the pause between steps): the first
+        that crashes, restarts or turns unready is a failed pod; beyond max_failed_pods the run stops."""
+        if not seconds or self.check_mode or not self.watched:
+            return
+        self.progress.note('%s: watching %d pod(s) for %ss' % (what, len(self.watched), seconds))
+        watched = self.watch(seconds)
+        failed = watched.get('failed_pods') or []
+        run['failed_pods'].extend(failed)
+        run['progress'].append('%s: %s' % (what, watched.get('message')))
+        run['progress'].extend('failed while watched: %s: %s' % (item.get('name'), item.get('reason'))
+                               for item in failed)
+        if len(run['failed_pods']) > (self.options.max_failed_pods or 0) or cancel.cancelled():
+            run['stopped'] = True
+
+    def _point(self, run, index):
+        """Where Ansible acts after step ``index``: the user's verification tasks, an analysis, or None."""
+        after = self._analysis_after()
+        last = index + 1 == len(run['batches'])
+        canary = index == 0 and run['canary']
+        analysis = ('canary' in after) if canary else ('batch' in after and not (last and 'end' in after))
+        verify = bool(self.options.verify) and not run['recreated']
+        if not (analysis and not self.check_mode or verify):
+            return None
+        return {'after': 'the canary' if canary else 'batch %d' % (index + 1), 'verify': verify,
+                'analysis': bool(analysis and not self.check_mode)}
+
+    def _judged(self, run, outcome):
+        """The outcome of the analysis at the point the previous call returned: a failure is a failed step
+        (on_failure applies), inconclusive halts with the workload held (never a rollback)."""
+        point = run.pop('point', None) or {}
+        if not point.get('analysis') or outcome in (None, 'success'):
+            return
+        run['analysis_failed'] = outcome == 'failure'
+        run['stopped'] = True
+        run['progress'].append('analysis after %s: %s' % (point.get('after'), outcome))
+
+    def _ended(self, run):
+        """The end of the loop: a rollback (failed pods or a failed analysis, on_failure rollback), the
+        finish (every step ran), or a stop that leaves the workload held (its pre-pull pods deleted)."""
+        failed = run['failed_pods'] or run.get('analysis_failed')
+        if failed and self.options.on_failure == 'rollback':
+            return self._rolled_back(run)
+        if run['stopped']:
+            if self.options.prepull and not self.check_mode:
+                self._delete_prepulled()
+            return run
+        try:
+            run['finished'] = self.finish(synced=self._synced if run['batches'] else None)
+        except InplaceError as exc:
+            if 'failed_pods' not in exc.details:
+                raise
+            run['finished'] = dict(exc.details, failed=True, msg=exc.msg)
+            run['stopped'] = True
+        run['finished'].pop('warnings', None)
+        run['progress'].extend(run['finished'].get('progress') or [])
+        return run
+
+    def _rolled_back(self, run):
+        """The template and the pods back to the values from before (rollback.py), then the controller
+        released (finish)."""
+        run['rollback'] = back = self.rollback()
+        names = [name for group in back.get('groups') or [] for name in group['names']]
+        run['progress'].append('%s %d pod(s) back to the values from before' % (
+            'would roll' if self.check_mode else 'rolled', len(names)))
+        run['finished'] = self.finish()
+        run['finished'].pop('warnings', None)
+        run['rolled_back'] = True
+        return run
+
+    def _canary_first(self, plan):
+        """Is the first step the canary: a canary was asked for and no pod runs the target yet."""
+        return (self.options.canary or '0').strip() not in ('', '0', '0%') and not any(
+            pod.get('updated') for pod in plan.get('pods') or [])
+
+    def _analysis_after(self):
+        return self.options.analysis_after or ()
+
+    def _resumed(self, run):
+        """What a resumed call reports of the plan (the first call returned it whole)."""
+        return self.result([], changed=bool(run.get('changed')), mode=run.get('mode') or 'in_place',
+                           batches=run['batches'], resumed=True)
+
+    def _returned(self, plan, run):
+        if run.get('diff'):
+            plan['diff'] = run['diff']
+        plan['changed'] = bool(plan.get('changed') or run.get('changed') or run.get('rollback'))
         plan['run'] = run
-        if diffs:
-            plan['diff'] = diffs
+        plan['progress'] = run.get('progress') or []
         plan['warnings'] = unique(self.warnings)
         return plan
+
+
+def _plan_line(plan, run):
+    """The plan in a line, shown before the first step runs."""
+    counts, batches = run['counts'], run['batches']
+    return 'plan: %d pod(s), %d already on the target, %d to update in %d step(s)%s' % (
+        counts['total'], counts['done'], counts['total'] - counts['done'], len(batches),
+        ' (a sliding window of %s)' % plan['window'] if plan.get('window') else '')
+
+
+def _counts(plan):
+    """The pods of the run for its progress: all it covers, those on the target already, those failed."""
+    done = len([pod for pod in plan.get('pods') or [] if pod.get('updated')])
+    return {'total': done + sum(len(names) for names in plan['batches']), 'done': done, 'failed': 0}
+
+
+def _new_run(batches, canary=False):
+    """A run's state before its first step (carried from call to call as ``run.resume``)."""
+    return {'batches': [list(names) for names in batches], 'next': 0, 'canary': canary, 'watch': {},
+            'steps': [], 'failed_pods': [], 'not_started': [], 'recreated': [], 'timings': {}, 'steps_run': 0,
+            'stopped': False, 'changed': False}

@@ -16,6 +16,8 @@ Named tuples, as the pod modules' options.py: immutable and cheap to define.
 from collections import namedtuple
 import difflib
 
+from ansible.module_utils.parsing.convert_bool import boolean
+
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import validate_images
 from ansible_collections.inplace.k8s.plugins.module_utils.options import STRATEGIES
@@ -47,12 +49,19 @@ ROLLOUT_ARG_SPEC = {
     'force_takeover': {'type': 'bool', 'default': False},
     'min_ready_seconds': {'type': 'int', 'default': 0},
     'to_revision': {'type': 'int'},
+    'pause_seconds': {'type': 'int', 'default': 0},
+    'canary_pause_seconds': {'type': 'int', 'default': 0},
+    'stop_after_batches': {'type': 'int', 'default': 0},
     'internal': {'type': 'dict'},
 }
 
-# The keys of the internal option (the role's plumbing), with their defaults.
-INTERNAL = {'watch': None, 'seconds': 0, 'prepull_next': None, 'progress_label': None, 'started': None,
-            'unknown_variables': None, 'known_variables': None}
+# The keys of the internal option (the role's plumbing), with their defaults: where the loop returns to Ansible
+# (the user's verification tasks after each step, analyses after the canary, batches, the end), the run a call
+# resumes and the outcome of the analysis the role ran there, the rollout's start, the role's variables.
+INTERNAL = {'verify': False, 'analysis_after': None, 'resume': None, 'analysis': None, 'started': None,
+            'unknown_variables': None, 'known_variables': None, 'progress_file': None}
+# What the steps of a call use that no option sets (state batch and watch called from Python: the tests).
+STEP_FIELDS = (('watch', None), ('seconds', 0), ('prepull_next', ()), ('progress_label', None))
 
 RUN_DEFAULTS = (
     ('state', 'prepare'), ('namespace', None), ('kind', None), ('name', None), ('label_selectors', ()),
@@ -62,7 +71,8 @@ RUN_DEFAULTS = (
     ('drain_label', None), ('require_readiness_gate', False), ('service', None), ('prepull', False),
     ('drain_seconds', 0), ('on_failure', 'stop'), ('restart_strategy', 'auto'), ('wait_timeout', 300),
     ('run_id', None), ('force_takeover', False), ('min_ready_seconds', 0), ('to_revision', None),
-) + tuple(INTERNAL.items())
+    ('pause_seconds', 0), ('canary_pause_seconds', 0), ('stop_after_batches', 0),
+) + tuple(INTERNAL.items()) + STEP_FIELDS
 
 
 class Step(namedtuple('Step', 'names max_failed_pods prepull_next label started',
@@ -92,7 +102,7 @@ class RolloutOptions(namedtuple('RolloutOptions', [name for name, _default in RU
         for name, default in RUN_DEFAULTS:
             value = internal.get(name) if name in INTERNAL else params.get(name)
             values[name] = default if value is None else value
-        for name in ('label_selectors', 'restart', 'names', 'prepull_next'):
+        for name in ('label_selectors', 'restart', 'names', 'prepull_next', 'analysis_after'):
             values[name] = tuple(values[name] or ())
         return cls(**values).checked()
 
@@ -104,8 +114,12 @@ class RolloutOptions(namedtuple('RolloutOptions', [name for name, _default in RU
             raise ValidationError('give images, resources or restart')
         if self.images:
             validate_images(self.images, 'images (rollout_images)')
-        if (self.min_ready_seconds or 0) < 0 or (self.seconds or 0) < 0:
-            raise ValidationError('min_ready_seconds and seconds must not be negative')
+        negative = [name for name in ('min_ready_seconds', 'seconds', 'pause_seconds', 'canary_pause_seconds',
+                                      'stop_after_batches') if (getattr(self, name) or 0) < 0]
+        if negative:
+            raise ValidationError('%s must not be negative' % ' and '.join(negative))
+        if self.analysis not in (None, 'success', 'failure', 'inconclusive'):
+            raise ValidationError('internal.analysis: success, failure or inconclusive, got %r' % self.analysis)
         if (self.max_failed_pods or 0) < 0:
             raise ValidationError('max_failed_pods must not be negative: 0 halts the window at the first failure')
         if self.state == 'release' and not self.kind:
@@ -124,11 +138,12 @@ def _internal_value(key, value):
     """A value of the internal option in its type (the role's templating may hand numbers over as strings)."""
     if value in (None, ''):
         return None
-    kind = {'seconds': int, 'started': float, 'watch': dict, 'progress_label': str}.get(key, list)
+    kind = {'verify': boolean, 'started': float, 'resume': dict, 'analysis': str, 'progress_file': str}.get(key, list)
     try:
         return kind(value)
     except (TypeError, ValueError):
-        raise ValidationError('internal.%s: expected a %s, got %r; nothing was changed' % (key, kind.__name__, value))
+        raise ValidationError('internal.%s: expected a %s, got %r; nothing was changed' % (
+            key, getattr(kind, '__name__', 'value'), value))
 
 
 def unknown_variables_message(unknown, known):

@@ -23,6 +23,13 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload impor
 class RollbackStep:
     """The rollback step of Rollout (rollout/steps.py)."""
 
+    def roll_back(self):
+        """The rollback as an end (state rollback): rollback, then finish (``finished``)."""
+        out = self.rollback()
+        out['finished'] = self.finish()
+        out['finished'].pop('warnings', None)
+        return out
+
     def rollback(self):
         """Put the values from before back: on the template (pods chosen by selectors: what their own records
         hold), then on the pods that run the rollout's values (``groups``), each group at once through the pod
@@ -67,6 +74,8 @@ class RollbackStep:
             write_record(w, dict(rec, state=ROLLING_BACK), w.hold_spec(), stamp=self._stamp)
             w.set_template(images, resources)
             labels, revision = w.revision(self.options.wait_timeout)
+        # The template is back on the revision from before: what the steps of this call read of it is read again.
+        self._labels, self._synced, self._listing = None, None, None
         pods = w.pods()
         ordered = batching.order_pods(pods, self.options.order or 'ordinal', self.options.order_label)
         names = [podstate.meta(p, 'name') for p in partition.outside(rec, ordered) if not pod_converged(p, images, resources)]

@@ -132,7 +132,7 @@ class BatchStep:
                                                    round_up=False),
             budgets=[pdb for pdb, _names in self.pdbs(pods)], max_failed=batch.max_failed_pods,
             timeout=self.options.wait_timeout, watched=self.watched, containers=self._watched_containers(),
-            overwritten=self._overwritten(resources=False), clock=self.clock)
+            overwritten=self._overwritten(resources=False), clock=self.clock, progress=self.progress)
 
     def _change(self, batch, window=None):
         """The in-place change(s) of the batch with the pod modules' operations (runner.run), their options

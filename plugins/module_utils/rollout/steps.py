@@ -64,6 +64,6 @@ class Rollout(PlanStep, GateStep, SyncStep, BatchStep, OneCall, HealthWatch, Fin
         if cancel.cancelled() and not self.check_mode:   # ansible-playbook was gone before this step began
             raise InplaceError('state %s was not started' % self.options.state)
         steps = {'prepare': self.prepare, 'gate': self.gate, 'sync': self.sync, 'batch': self.batch,
-                 'watch': self.watch, 'finish': self.finish, 'rollback': self.rollback, 'release': self.release,
+                 'watch': self.watch, 'finish': self.finish, 'rollback': self.roll_back, 'release': self.release,
                  'drain_label': self.drain_label, 'rollout': self.rollout, 'previous': self.previous}
         return steps[self.options.state]()

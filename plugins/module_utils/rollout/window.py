@@ -40,8 +40,9 @@ class Window:
     health counts; ``overwritten(pod)``: what another writer set on a counted-done pod, or None."""
 
     def __init__(self, watcher, width, max_unavailable=None, budgets=(), max_failed=0, timeout=300,
-                 watched=None, containers=(), overwritten=None, clock=time.monotonic):
+                 watched=None, containers=(), overwritten=None, clock=time.monotonic, progress=None):
         self.watcher, self.width, self.max_unavailable = watcher, max(1, width), max_unavailable
+        self.progress = progress   # rollout/progress.py: told when a pod starts and ends
         self.budgets = list(budgets)
         self.max_failed, self.timeout, self.clock = max_failed, timeout, clock
         self.watched = dict(watched or {})
@@ -77,6 +78,8 @@ class Window:
                 reasons = self._blocked(name)
                 if not reasons:
                     self.flight.add(name)
+                    if self.progress is not None:
+                        self.progress.start(name)
                     waited = self.clock() - start
                     self.waited += waited
                     return round(waited, 3)
@@ -94,6 +97,8 @@ class Window:
         failed (counts against max_failed)."""
         with self._cond:
             self.flight.discard(name)
+            if self.progress is not None:
+                self.progress.end(name, ok)
             self._judged.pop(name, None)   # judged afresh against what it is counted done with now
             if ok and pod is not None:
                 self.watched[name] = watch_entry(pod, self.containers)

@@ -18,6 +18,7 @@ from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes i
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock, Watcher
 
 NEW = 'reg/app:2'
+OLD = 'reg/app:1'
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +44,7 @@ def test_a_step_the_gate_blocks_is_counted_and_stops_the_run_without_finishing(m
     run = result['run']
     assert run['stopped'] is True and 'finished' not in run and len(run['steps']) == 1
     assert run['failed_pods'] == [{'name': 'web-0', 'status': 'blocked', 'reason': 'batch web-0 blocked for 30s: no'}]
-    assert run['steps'][0]['progress'][0].startswith('step 1 of 3 (web-0): 0 done, 1 failed')
+    assert run['steps'][0]['progress'][0].startswith('batch 1 of 3 (web-0): 0 done, 1 failed')
 
 
 def test_an_error_without_failed_pods_fails_the_call(monkeypatch):
@@ -61,7 +62,7 @@ def test_a_finish_that_finds_pods_another_writer_changed_is_reported_in_finished
     monkeypatch.setattr(Rollout, 'finish', conflict)
     result = rollout(FakeApps([workload('StatefulSet')]))
     finished = result['run']['finished']
-    assert result['run']['stopped'] is False and finished['failed'] is True
+    assert result['run']['stopped'] is True and finished['failed'] is True
     assert finished['msg'] == 'changed by another writer' and finished['failed_pods'][0]['name'] == 'web-1'
 
 
@@ -76,3 +77,114 @@ def test_a_finish_error_without_failed_pods_fails_the_call(monkeypatch):
 def test_diff_mode_returns_each_steps_diff():
     result = rollout(FakeApps([workload('StatefulSet')]), diff=True)
     assert result['run']['stopped'] is False and len(result['diff']) == 3
+
+
+def images_of(kube):
+    return dict((name, pod['spec']['containers'][0]['image']) for name, pod in sorted(kube.pods.items()))
+
+
+def resumed(kube, first, **params):
+    """The role's next call: the run passed back, with the outcome of the analysis it ran there."""
+    analysis = params.pop('analysis', None)
+    internal = dict(params.pop('internal', {}), resume=first['run'])
+    if analysis:
+        internal['analysis'] = analysis
+    return rollout(kube, internal=internal, **params)
+
+
+def test_the_loop_returns_after_each_step_for_the_verification_tasks_and_resumes_where_it_stopped():
+    kube = FakeApps([workload('StatefulSet')])
+    calls = [rollout(kube, internal={'verify': True})]
+    while 'point' in calls[-1]['run']:
+        assert calls[-1]['run']['point'] == {'after': 'batch %d' % len(calls), 'verify': True, 'analysis': False}
+        assert 'finished' not in calls[-1]['run']
+        calls.append(resumed(kube, calls[-1], internal={'verify': True}))
+    run = calls[-1]['run']
+    # the tasks run after the last step too, before the finish
+    assert len(calls) == 4 and run['steps_run'] == 3 and run['finished']['changed'] is True
+    assert [len(call['progress']) for call in calls[:3]] == [1, 1, 1] and calls[1]['resumed'] is True
+    assert images_of(kube) == {'web-0': NEW, 'web-1': NEW, 'web-2': NEW}
+
+
+def test_the_analysis_points_follow_rollout_analysis_after():
+    kube = FakeApps([workload('StatefulSet')])
+    first = rollout(kube, canary='1', internal={'analysis_after': ['canary', 'end']})
+    assert first['run']['point'] == {'after': 'the canary', 'verify': False, 'analysis': True}
+    assert first['progress'][0].startswith('canary (batch 1 of 3) (web-0): 1 done')
+    second = resumed(kube, first, analysis='success', internal={'analysis_after': ['canary', 'end']})
+    assert second['run']['point'] == {'after': 'the last batch', 'verify': False, 'analysis': True}
+    assert second['run']['steps_run'] == 3 and 'finished' not in second['run']
+    third = resumed(kube, second, analysis='success', internal={'analysis_after': ['canary', 'end']})
+    assert 'point' not in third['run'] and third['run']['finished']['changed'] is True
+
+
+@pytest.mark.parametrize('on_failure', ['stop', 'rollback'])
+def test_a_failed_analysis_stops_the_run_or_rolls_it_back(on_failure):
+    kube = FakeApps([workload('StatefulSet')])
+    first = rollout(kube, canary='1', on_failure=on_failure, internal={'analysis_after': ['canary']})
+    after = resumed(kube, first, analysis='failure', on_failure=on_failure, internal={'analysis_after': ['canary']})
+    run = after['run']
+    assert run['stopped'] is True and run['analysis_failed'] is True and run['steps_run'] == 1
+    assert 'analysis after the canary: failure' in after['progress']
+    if on_failure == 'rollback':
+        assert run['rolled_back'] is True and run['finished']['changed'] is True
+        assert images_of(kube) == {'web-0': OLD, 'web-1': OLD, 'web-2': OLD}
+    else:
+        assert 'finished' not in run and 'rolled_back' not in run
+        assert images_of(kube) == {'web-0': NEW, 'web-1': OLD, 'web-2': OLD}
+
+
+def test_an_inconclusive_analysis_halts_and_never_rolls_back():
+    kube = FakeApps([workload('StatefulSet')])
+    first = rollout(kube, canary='1', on_failure='rollback', internal={'analysis_after': ['canary']})
+    after = resumed(kube, first, analysis='inconclusive', on_failure='rollback', internal={'analysis_after': ['canary']})
+    assert after['run']['stopped'] is True and 'rolled_back' not in after['run'] and 'finished' not in after['run']
+    assert images_of(kube)['web-0'] == NEW
+
+
+def test_stop_after_batches_stops_the_run_holding_the_workload():
+    kube = FakeApps([workload('StatefulSet')])
+    result = rollout(kube, stop_after_batches=2)
+    assert result['run']['stopped'] is True and result['run']['steps_run'] == 2 and 'finished' not in result['run']
+    assert images_of(kube) == {'web-0': NEW, 'web-1': NEW, 'web-2': OLD}
+
+
+def test_a_failed_step_with_on_failure_rollback_rolls_the_run_back_in_the_same_call(monkeypatch):
+    gate = Rollout.gate
+
+    def blocked(self, names=None, whole=True):
+        if names == ['web-1']:
+            raise WaitTimeout('batch web-1 blocked for 30s: no', blocked=['no'])
+        return gate(self, names, whole)
+    monkeypatch.setattr(Rollout, 'gate', blocked)
+    kube = FakeApps([workload('StatefulSet')])
+    result = rollout(kube, on_failure='rollback')
+    run = result['run']
+    assert run['rolled_back'] is True and run['steps_run'] == 2 and run['rollback']['groups'][0]['names'] == ['web-0']
+    assert images_of(kube) == {'web-0': OLD, 'web-1': OLD, 'web-2': OLD}
+    assert 'rolled 1 pod(s) back to the values from before' in result['progress']
+    # the pods carry the revision the template is back on, not the one the steps of this call labelled them with
+    revision = kube.get('StatefulSet', 'web')['status']['updateRevision']
+    assert set(p['metadata']['labels']['controller-revision-hash'] for p in kube.pods.values()) == {revision}
+
+
+def test_the_pauses_watch_the_pods_counted_done(monkeypatch):
+    seen = []
+
+    def watch(self, seconds=None):
+        seen.append((seconds, sorted(self.watched)))
+        return {'failed_pods': [], 'message': 'stayed healthy'}
+    monkeypatch.setattr(Rollout, 'watch', watch)
+    rollout(FakeApps([workload('StatefulSet')]), canary='1', canary_pause_seconds=7, pause_seconds=3)
+    assert seen == [(7, ['web-0']), (3, ['web-0']), (3, ['web-0', 'web-1'])]
+
+
+def test_a_pod_that_fails_during_a_pause_stops_the_run_beyond_max_failed_pods(monkeypatch):
+    def watch(self, seconds=None):
+        return {'failed_pods': [{'name': 'web-0', 'status': 'failed', 'reason': 'restarted'}], 'message': '1 failed'}
+    monkeypatch.setattr(Rollout, 'watch', watch)
+    kube = FakeApps([workload('StatefulSet')])
+    result = rollout(kube, pause_seconds=3)
+    assert result['run']['stopped'] is True and result['run']['steps_run'] == 1
+    assert result['run']['failed_pods'] == [{'name': 'web-0', 'status': 'failed', 'reason': 'restarted'}]
+    assert 'failed while watched: web-0: restarted' in result['progress']

@@ -33,19 +33,25 @@ def test_defaults_are_the_argument_specs():
 
 
 def test_the_internal_option_carries_the_roles_plumbing_in_its_types():
+    run = {'batches': [['web-0']], 'next': 1}
     options = parse(names=['web-0'], max_failed_pods=2, internal={
-        'seconds': '5', 'started': '1700000000.5', 'watch': {'web-0': {'uid': 'u'}}, 'prepull_next': ['web-1'],
-        'progress_label': 'step 1 of 2'})
-    assert options.seconds == 5 and options.started == 1700000000.5 and options.watch == {'web-0': {'uid': 'u'}}
-    assert options.step() == Step(names=('web-0',), max_failed_pods=2, prepull_next=('web-1',), label='step 1 of 2',
+        'verify': 'True', 'started': '1700000000.5', 'resume': run, 'analysis': 'failure',
+        'analysis_after': ['canary', 'end']})
+    assert options.verify is True and options.started == 1700000000.5 and options.resume == run
+    assert options.analysis == 'failure' and options.analysis_after == ('canary', 'end')
+    assert options.step() == Step(names=('web-0',), max_failed_pods=2, prepull_next=(), label=None,
                                   started=1700000000.5)
 
 
 @pytest.mark.parametrize('params, message', [
     ({'internal': {'sconds': 5}}, 'internal: unknown key(s) sconds'),
-    ({'internal': {'seconds': 'soon'}}, 'internal.seconds: expected a int'),
+    ({'internal': {'seconds': 5}}, 'internal: unknown key(s) seconds'),
+    ({'internal': {'started': 'soon'}}, 'internal.started: expected a float'),
+    ({'internal': {'verify': 'perhaps'}}, 'internal.verify: expected a boolean'),
+    ({'internal': {'analysis': 'maybe'}}, "internal.analysis: success, failure or inconclusive, got 'maybe'"),
+    ({'pause_seconds': -5}, 'pause_seconds must not be negative'),
     ({'images': None}, 'give images, resources or restart'),
-    ({'min_ready_seconds': -1}, 'min_ready_seconds and seconds must not be negative'),
+    ({'min_ready_seconds': -1}, 'min_ready_seconds must not be negative'),
     ({'max_failed_pods': -1}, 'max_failed_pods must not be negative'),
     ({'state': 'release', 'label_selectors': ['app=web']}, 'state release needs kind and name'),
     ({'restart': ['app']}, 'restart cannot be combined with images or resources'),

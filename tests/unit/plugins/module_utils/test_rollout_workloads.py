@@ -49,6 +49,13 @@ def step(kube, state, check_mode=False, clock=None, **changes):
     return Rollout(kube, options, check_mode, clock=clock, sleep=clock.sleep).run()
 
 
+def rolled_back_unfinished(kube, **changes):
+    """The rollback step alone (state rollback finishes too): a rollback that did not finish."""
+    clock = Clock()
+    options = RolloutOptions.from_params(params(state='rollback', **changes))
+    return Rollout(kube, options, False, clock=clock, sleep=clock.sleep).rollback()
+
+
 def uids(kube):
     return dict((name, pod['metadata']['uid']) for name, pod in kube.pods.items())
 
@@ -185,7 +192,7 @@ def test_rollback_puts_the_template_back_and_groups_the_pods_to_update_back():
     before = uids(kube)
     prepared = step(kube, 'prepare', images={'app': NEW})
     step(kube, 'batch', images={'app': NEW}, names=prepared['batches'][0])
-    back = step(kube, 'rollback', images={'app': NEW})
+    back = rolled_back_unfinished(kube, images={'app': NEW})
     assert back['changed'] is True and rec(kube)['state'] == 'rolling-back'
     assert back['groups'] == [{'names': ['web-0'], 'images': {'app': OLD}, 'resources': {}}]
     assert kube.get('StatefulSet', 'web')['spec']['template']['spec']['containers'][0]['image'] == OLD
@@ -198,7 +205,19 @@ def test_rollback_puts_the_template_back_and_groups_the_pods_to_update_back():
     assert rec(kube)['state'] == 'rolled-back' and finished['old'] == []
     assert uids(kube) == before
     again = step(kube, 'rollback', images={'app': NEW})
-    assert again['changed'] is False and again['groups'] == []
+    assert again['changed'] is False and again['groups'] == [] and again['finished']['changed'] is False
+
+
+def test_state_rollback_puts_the_template_and_pods_back_then_finishes():
+    kube = FakeApps([workload('StatefulSet')])
+    before = uids(kube)
+    prepared = step(kube, 'prepare', images={'app': NEW})
+    step(kube, 'batch', images={'app': NEW}, names=prepared['batches'][0])
+    back = step(kube, 'rollback', images={'app': NEW})
+    assert back['changed'] is True and back['finished']['changed'] is True and rec(kube)['state'] == 'rolled-back'
+    assert images(kube) == {'web-0': OLD, 'web-1': OLD, 'web-2': OLD} and uids(kube) == before
+    assert kube.get('StatefulSet', 'web')['spec']['updateStrategy'] == {'type': 'RollingUpdate', 'rollingUpdate': {
+        'partition': 0}}
 
 
 def test_rollback_without_a_record_is_refused():
@@ -210,7 +229,7 @@ def test_rollback_without_a_record_is_refused():
 def test_an_unfinished_rollback_is_finished_when_the_same_change_is_prepared_again():
     kube = FakeApps([workload('StatefulSet')])
     step(kube, 'prepare', images={'app': NEW})
-    step(kube, 'rollback', images={'app': NEW})
+    rolled_back_unfinished(kube, images={'app': NEW})
     writes = len(kube.apps_writes())
     resumed = step(kube, 'prepare', images={'app': NEW})
     assert resumed['mode'] == 'rollback' and resumed['changed'] is True and resumed['batches'] == []
@@ -258,7 +277,7 @@ def test_release_restores_the_strategy_and_leaves_every_pod_as_it_is():
 def test_release_of_a_rollback_uses_the_values_from_before():
     kube = FakeApps([workload('StatefulSet')])
     step(kube, 'prepare', images={'app': NEW})
-    step(kube, 'rollback', images={'app': NEW})
+    rolled_back_unfinished(kube, images={'app': NEW})
     released = step(kube, 'release')
     assert released['old'] == [] and rec(kube)['state'] == 'released'
 
@@ -552,7 +571,7 @@ def test_rollout_runs_prepare_the_steps_and_finish_in_one_call(window_watcher):
     assert [s['pods'] for s in run['steps']] == [1, 2] and run['stopped'] is False
     assert run['failed_pods'] == [] and run['not_started'] == [] and run['recreated'] == []
     assert sorted(run['timings']) == ['web-0', 'web-1', 'web-2']
-    assert run['steps'][0]['progress'] == ['step 1 of 2 (web-0): 1 done, 0 failed; 1/3 pods run the target; window 2 wide, '
+    assert run['steps'][0]['progress'] == ['canary (step 1 of 2) (web-0): 1 done, 0 failed; 1/3 pods run the target; window 2 wide, '
                                            'pods waited %ss for their turn in all' % run['steps'][0]['window']['waited_seconds']]
     assert run['steps'][1]['progress'][0].startswith('step 2 of 2 (web-1, web-2): 2 done, 0 failed; 3/3 pods run the target')
     assert run['finished']['changed'] is True and run['finished']['old'] == []
@@ -619,14 +638,18 @@ def test_rollout_stops_after_the_step_with_too_many_failures_and_leaves_the_work
     run = result['run']
     assert run['stopped'] is True and len(run['steps']) == 1 and 'finished' not in run
     assert [(p['name'], p['status']) for p in run['failed_pods']] == [('web-0', 'failed')]
-    assert run['steps'][0]['progress'][0].startswith('step 1 of 2 (web-0): 0 done, 1 failed; 0/3 pods run the target')
+    assert run['steps'][0]['progress'][0].startswith('canary (step 1 of 2) (web-0): 0 done, 1 failed; 0/3 pods run the target')
     assert run['steps'][0]['progress'][1].startswith('failed: web-0: failed: ')
     sts = kube.get('StatefulSet', 'web')
     assert sts['spec']['updateStrategy'] == {'type': 'RollingUpdate', 'rollingUpdate': {'partition': 3}}
     assert rec(kube)['state'] == 'in-progress' and images(kube)['web-1'] == OLD and images(kube)['web-2'] == OLD
 
 
-def test_rollout_in_check_mode_only_plans():
+def test_rollout_in_check_mode_plans_and_previews_every_step_writing_nothing():
     kube = FakeApps([workload('StatefulSet')])
     result = step(kube, 'rollout', check_mode=True, images={'app': NEW}, window=True)
-    assert 'run' not in result and result['batches'] == [['web-0', 'web-1', 'web-2']] and rec(kube) is None
+    assert result['batches'] == [['web-0', 'web-1', 'web-2']] and rec(kube) is None
+    assert [w for w in kube.apps_writes() if not (w[3] or {}).get('dryRun')] == []
+    assert [s['progress'][0] for s in result['run']['steps']] == [
+        'step 1 of 1 (web-0, web-1, web-2): would update 3 pod(s) (check mode: nothing written)']
+    assert images(kube) == {'web-0': OLD, 'web-1': OLD, 'web-2': OLD}

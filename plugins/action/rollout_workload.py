@@ -1,0 +1,95 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""rollout_workload's action: runs the module and, while it runs, shows its live progress.
+
+A rollout of many pods runs in one module call. The module (rollout/progress.py) writes its progress lines to a
+file this action names in ``internal.progress_file``; a thread here reads the file while the module runs and
+shows each line (ansible-playbook's output; under ansible-runner and AWX, job events of the kind ``verbose``).
+Only where the module runs on this machine (connection local, not async); elsewhere the module runs as it is."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import json
+import os
+import tempfile
+import threading
+
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+display = Display()
+
+POLL_SECONDS = 0.5
+
+
+class ProgressReader(threading.Thread):
+    """Shows the lines the module appends to ``path`` until stopped (then the lines left)."""
+
+    def __init__(self, path, show):
+        super(ProgressReader, self).__init__(name='inplace-progress-reader')
+        self.daemon = True
+        self.path, self.show = path, show
+        self.offset = 0
+        self.stopped = threading.Event()
+
+    def run(self):
+        while not self.stopped.wait(POLL_SECONDS):
+            self.read()
+        self.read()
+
+    def read(self):
+        try:
+            with open(self.path) as source:
+                source.seek(self.offset)
+                text = source.read()
+        except (IOError, OSError):
+            return
+        complete = text[:text.rfind('\n') + 1]
+        self.offset += len(complete)
+        for raw in complete.splitlines():
+            try:
+                entry = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(entry, dict) and entry.get('line'):
+                self.show(entry['line'])
+
+    def stop(self):
+        self.stopped.set()
+        self.join(timeout=5)
+
+
+class ActionModule(ActionBase):
+    _supports_check_mode = True
+    _supports_async = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        args = dict(self._task.args)
+        wrap_async = bool(self._task.async_val) and not self._connection.has_native_async
+        reader = path = None
+        if self._shows_progress(args):
+            handle, path = tempfile.mkstemp(prefix='inplace-progress-', suffix='.jsonl')
+            os.close(handle)
+            args['internal'] = dict(args.get('internal') or {}, progress_file=path)
+            host = (task_vars or {}).get('inventory_hostname', 'localhost')
+            reader = ProgressReader(path, lambda line: display.display('[%s] progress: %s' % (host, line)))
+            reader.start()
+        try:
+            result.update(self._execute_module(module_name='inplace.k8s.rollout_workload', module_args=args,
+                                               task_vars=task_vars, wrap_async=wrap_async))
+        finally:
+            if reader is not None:
+                reader.stop()
+                os.unlink(path)
+        if not wrap_async:
+            self._remove_tmp_path(self._connection._shell.tmpdir)
+        return result
+
+    def _shows_progress(self, args):
+        """Progress for the rollout loop's call, when the module runs here and not in the background."""
+        return (args.get('state') == 'rollout' and not self._task.async_val
+                and getattr(self._connection, 'transport', None) == 'local')
