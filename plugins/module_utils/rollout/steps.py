@@ -2,27 +2,26 @@
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""The steps of a batched rollout (what the rollout_workload module runs, one step per call):
+"""The rollout and its steps (the rollout_workload module's states; gate, sync and watch are parts of the others):
 
+rollout   the rollout loop (loop.py): prepare, every step with the pauses between them, then finish or a
+          rollback; it returns early only where the role's own tasks act (verification, analyses) and the
+          role's next call resumes the run
 prepare   resolve the pods, plan (in place or not, and why), hold the controller, put the target on
           the template(s), and split the pods still to update into batches
-gate      before a batch: PodDisruptionBudgets allow the disruption, max_unavailable is respected
-sync      after a batch: updated pods get the new revision labels, leftover drains are undone,
-          restarted pods are marked with the restart id
-batch     gate, then the in-place change(s) of the batch (the operations and engine of inplace_image,
-          inplace_resize or container_recreate, in this process), then sync: one call per batch
+batch     gate (PodDisruptionBudgets, max_unavailable), then the in-place change(s) of the batch (the
+          operations and engine of inplace_image, inplace_resize or container_recreate, in this process),
+          then sync (revision labels, leftover drains undone, restarts marked)
 finish    restore the controller's strategy, wait until its status says it is fully updated
-previous  read the revision an in-place undo goes back to (undo.py): the images/resources that differ
-rollback  put the template values from before back (the pods are then updated back in batches)
+rollback  put the template values from before back, then the pods, then finish
 release   restore the controller's strategy and end the rollout, leaving every pod as it is
-watch     watch the pods this rollout verified for some seconds: any that crashed, restarted or
-          turned unready since is a failed pod (the canary pause and the pause between batches)
-rollout   prepare, every step and finish in one call: the role's path when nothing runs between its
-          steps (a sliding window without pauses, verification tasks or analyses)
+previous  read the revision an in-place undo goes back to (undo.py): the images/resources that differ
+watch     (a pause of the loop) watch the pods counted done for some seconds: any that crashed, restarted
+          or turned unready since is a failed pod
 
-Health is watched for the whole rollout: the role passes ``watch`` (pod -> uid and the container IDs it
-had when it was counted done, from each batch's ``verified``) to every later step, and batch and watch
-report a pod that left that state as failed, so that on_failure applies to it.
+Health is watched for the whole rollout: each step's ``verified`` pods (pod -> uid and the container IDs it
+had when it was counted done) are checked by every later step and pause, which report a pod that left that
+state as failed, so that on_failure applies to it.
 """
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner

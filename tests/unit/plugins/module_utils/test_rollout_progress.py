@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import os
 
 import pytest
 
@@ -113,3 +114,53 @@ def test_the_action_reader_shows_each_complete_line_once(tmp_path):
         out.write('o"}\n' + json.dumps({'kind': 'x'}) + '\n')
     reader.read()
     assert shown == ['one', 'two']
+
+
+def action(args, transport='local', async_val=0):
+    from unittest import mock
+    from ansible_collections.inplace.k8s.plugins.action.rollout_workload import ActionModule
+    task = mock.MagicMock(args=args, async_val=async_val, check_mode=False, diff=False)
+    connection = mock.MagicMock(transport=transport, has_native_async=False)
+    connection._shell.tmpdir = None
+    plugin = ActionModule(task, connection, mock.MagicMock(), mock.MagicMock(), mock.MagicMock(), mock.MagicMock())
+    plugin._remove_tmp_path = lambda path: None
+    return plugin
+
+
+def run_action(monkeypatch, plugin, lines_written):
+    from ansible.plugins.action import ActionBase
+    from ansible_collections.inplace.k8s.plugins.action import rollout_workload as plugin_module
+    seen, shown = {}, []
+    monkeypatch.setattr(ActionBase, 'run', lambda self, tmp=None, task_vars=None: {})
+    monkeypatch.setattr(plugin_module.display, 'display', shown.append)
+
+    def execute(module_name, module_args, task_vars, wrap_async):
+        seen.update(module_name=module_name, args=module_args, wrap_async=wrap_async)
+        path = (module_args.get('internal') or {}).get('progress_file')
+        if path:
+            with open(path, 'a') as out:
+                for text in lines_written:
+                    out.write(json.dumps({'line': text}) + '\n')
+        return {'changed': True}
+    plugin._execute_module = execute
+    result = plugin.run(task_vars={'inventory_hostname': 'ctl'})
+    return result, seen, shown
+
+
+def test_the_action_shows_the_modules_progress_and_removes_its_file(monkeypatch):
+    plugin = action({'state': 'rollout', 'internal': {'started': 1.0}})
+    result, seen, shown = run_action(monkeypatch, plugin, ['plan: 3 pod(s)', 'step 1 of 1: 3/3 pods done'])
+    path = seen['args']['internal']['progress_file']
+    assert result == {'changed': True} and seen['module_name'] == 'inplace.k8s.rollout_workload'
+    assert seen['args']['internal']['started'] == 1.0 and not os.path.exists(path)
+    assert shown == ['[ctl] progress: plan: 3 pod(s)', '[ctl] progress: step 1 of 1: 3/3 pods done']
+
+
+@pytest.mark.parametrize('args, transport, async_val', [
+    ({'state': 'finish'}, 'local', 0),       # not the loop
+    ({'state': 'rollout'}, 'ssh', 0),        # the module runs elsewhere: its file is not here
+    ({'state': 'rollout'}, 'local', 60),     # async: the task returns at once
+])
+def test_no_progress_where_it_cannot_be_read(monkeypatch, args, transport, async_val):
+    result, seen, shown = run_action(monkeypatch, action(args, transport, async_val), ['x'])
+    assert 'internal' not in seen['args'] and shown == [] and seen['wrap_async'] is bool(async_val)

@@ -42,8 +42,8 @@ import ansible_runner
 import yaml
 from kubernetes import client, config
 
-PROGRESS_TASK = 'Show the progress'
-PAUSE_TASK = 'Watch the updated pods'
+PROGRESS = '] progress: '       # the live progress lines the rollout's action shows (verbose job events)
+PAUSE_NOTE = 'the pause before step'
 MARK = 'INPLACE_AWX_TEST_JOB'   # in the job's environment: its processes are found by it
 BOUND = 2.0                     # seconds after the stop within which no pod's change may start
 EXIT_BOUND = 20                 # seconds within which the stopped job's modules exit
@@ -138,13 +138,13 @@ def module_pids(ident, module=b'AnsiballZ_'):
 
 
 def progress_lines(events):
-    return [e['event_data']['res']['msg'][0] for e in events if e.get('event') == 'runner_on_ok'
-            and e.get('event_data', {}).get('task') == PROGRESS_TASK]
+    """The live progress lines of a job, as AWX shows them (job events of the kind verbose)."""
+    return [e['stdout'].split(PROGRESS, 1)[1] for e in events
+            if e.get('event') == 'verbose' and PROGRESS in (e.get('stdout') or '')]
 
 
-def task_started(events, name):
-    return any(e.get('event') == 'playbook_on_task_start' and e.get('event_data', {}).get('task') == name
-               for e in events)
+def paused(events):
+    return any(line.startswith(PAUSE_NOTE) for line in progress_lines(events))
 
 
 def pod_view(core, namespace, gate):
@@ -320,7 +320,7 @@ def main(argv):
              one_done_one_drained('registry.example/web:3.0-slow5', True), check, before)
     paused = scenario(core, pdd, args, 'pause', 'registry.example/web:4.0-slow1',
                       {'rollout_window': 'false', 'rollout_batch_size': '2', 'rollout_pause_seconds': 30},
-                      lambda _ident, events, _view: task_started(events, PAUSE_TASK), check, before)
+                      lambda _ident, events, _view: paused(events), check, before)
     scenario(core, pdd, args, 'sigterm', 'registry.example/web:5.0-slow5', one_call,
              one_done_one_drained('registry.example/web:5.0-slow5', 'sigterm'), check, before)
 
@@ -329,9 +329,12 @@ def main(argv):
     lines = progress_lines(events)
     stats = [e for e in events if e.get('event') == 'playbook_on_stats']
     result = (stats[0]['event_data'].get('artifact_data', {}) if stats else {}).get('rollout_result', {})
-    check(bool(lines) and len(lines) == int(result.get('batches_run', -1)),
-          'one progress event per batch run (%d events, batches_run %s)' % (len(lines), result.get('batches_run')))
-    check(all(line.startswith('batch ') and ' of ' in line for line in lines), 'progress events read "batch N of M ..."')
+    labels = sorted(set(line.split(':', 1)[0] for line in lines if line.startswith('batch ')))
+    check(bool(labels) and len(labels) == int(result.get('batches_run', -1)),
+          'live progress events for each batch run (%s; batches_run %s)' % (labels, result.get('batches_run')))
+    check(any(line.startswith('plan: ') for line in lines) and all(
+        ' pods done' in line for line in lines if line.startswith('batch ')),
+        'progress events read "plan: ..." then "batch N of M: D/T pods done, ..." (%d lines)' % len(lines))
     check(result.get('failed_pods') == [] and int(result.get('pods', 0)) > 0 and not result.get('stopped'),
           'rollout_result in the artifacts (pods %s, failed %s, stopped %s)'
           % (result.get('pods'), result.get('failed_pods'), result.get('stopped')))
