@@ -19,7 +19,7 @@ import time
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
 from ansible_collections.inplace.k8s.plugins.module_utils.owners import suspend
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel
 
 CHECK_SECONDS = 0.5
 LOOK_SECONDS = 10
@@ -29,9 +29,8 @@ def start(connect, items, run, max_seconds):
     """Fork the keeper of ``items`` (gitops_suspend's summaries of the objects it suspended) for run ``run``;
     ``connect()`` makes its client. The keeper's pid, or None when no keeper could start (no ansible-playbook
     above this module to watch, or no fork)."""
-    playbook = record.playbook_pid()
-    stat = cancel.proc_stat(playbook) if playbook else None
-    if stat is None:
+    playbook = suspend.run_process()
+    if playbook is None:
         return None
     ready_read, ready_write = os.pipe()
     try:
@@ -50,7 +49,7 @@ def start(connect, items, run, max_seconds):
                 os.dup2(null, fd)
             os.write(ready_write, b'.')
             os.close(ready_write)
-            keep(connect, items, run, (playbook, stat[2]), max_seconds)
+            keep(connect, items, run, playbook, max_seconds)
         except BaseException:   # pylint: disable=broad-except
             code = 1
         os._exit(code)   # never back into the module

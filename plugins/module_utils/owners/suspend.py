@@ -104,6 +104,13 @@ def _live(rec):
     return stat is not None and stat[0] != 'Z' and stat[2] == rec.get('playbook_start')
 
 
+def run_process():
+    """(pid, start time) of this run's ansible-playbook (the nearest above the module: a playbook started by a
+    task of another is its own run), or None (a module run by hand: its parent then; no /proc: None)."""
+    ancestors = cancel.lineage(cancel.walk())
+    return ancestors[-1] if ancestors else None
+
+
 def summary(kind, obj, action, reason):
     meta = obj['metadata']
     return {'kind': kind, 'namespace': meta.get('namespace'), 'name': meta['name'], 'action': action,
@@ -113,8 +120,7 @@ def summary(kind, obj, action, reason):
 def suspend(kube, found, run, check_mode=False):
     """Suspend each object of ``found`` for run ``run``; one summary per object (action suspended, unchanged or
     left)."""
-    playbook = record.playbook_pid()
-    stat = cancel.proc_stat(playbook) if playbook else None
+    playbook, started = run_process() or (None, None)
     results = []
     for kind, obj in found:
         rec = mark(obj)
@@ -130,7 +136,7 @@ def suspend(kube, found, run, check_mode=False):
                                    'nothing this run resumes'))
             continue
         before = rec['before'] if rec else _before(kind, obj)
-        new = {'run': run, 'host': socket.gethostname(), 'playbook': playbook, 'playbook_start': stat and stat[2],
+        new = {'run': run, 'host': socket.gethostname(), 'playbook': playbook, 'playbook_start': started,
                'before': before, 'since': record.timestamp()}
         body = {'metadata': {'resourceVersion': obj['metadata']['resourceVersion'],
                              'annotations': {SUSPENDED: json.dumps(new, sort_keys=True)}},
