@@ -128,5 +128,6 @@ def decide(entries, policy):
         return ('refused: %s; nothing was changed. To go on: update the source of truth first or right after, '
                 'suspend the controller for the run, or set owners: proceed (role: rollout_owners: proceed) to go '
                 'on knowingly' % '; '.join('%s (%s) %s; fix: %s' % (
-                    e['owner'], ', '.join(e['evidence']), e['effect'], e['fix']) for e in blocking)), warnings
+                    e['owner'], ', '.join(e['evidence'] + [e['state']] if e['state'] and e['state'] not in e['effect']
+                                          else e['evidence']), e['effect'], e['fix']) for e in blocking)), warnings
     return None, warnings
