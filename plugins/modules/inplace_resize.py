@@ -139,6 +139,31 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+owners:
+  description:
+    - Who else manages the workload or its pods, found before any write (O(owners); docs/gitops.md).
+  returned: unless the change was given no pod
+  type: dict
+  contains:
+    policy:
+      description: The policy applied (O(owners)).
+      type: str
+    found:
+      description:
+        - One entry per owner - C(owner) (for example V(Helm web), V(Argo CD web),
+          V(VerticalPodAutoscaler web-vpa)), C(tool), C(name), C(namespace), C(evidence) (what was seen),
+          C(reverts) (V(continuously), V(when run) or V(never)), C(state), C(effect), C(fix), and C(object)
+          for a GitOps object.
+      type: list
+      elements: dict
+    unchecked:
+      description: What could not be read (403), so was not checked.
+      type: list
+      elements: str
+  sample: {policy: refuse, unchecked: [], found: [{owner: Helm web, tool: Helm, name: web, reverts: when run,
+           evidence: ['Deployment web: annotation meta.helm.sh/release-name=web'], state: null,
+           effect: its next upgrade puts back the old value unless its values carry app=web:2.0,
+           fix: run the upgrade of release web with values that carry app=web:2.0 (a no-op then)}]}
 method:
   description: How resources were written, V(pods/resize) or V(pod patch) (servers before 1.32).
   returned: success
