@@ -13,8 +13,6 @@ does and the fix) and what could not be checked. A refusal raises ValidationErro
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.owners import lookup, markers, policy
 
-POLICIES = policy.POLICIES
-
 
 def image_change(containers):
     return {'field': 'image', 'containers': dict(containers or {})}

@@ -15,6 +15,7 @@ over (suspend.py) and its resume puts back the value from before.
 """
 
 import os
+import signal
 import time
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
@@ -43,6 +44,8 @@ def start(connect, items, run, max_seconds):
         code = 0
         try:
             os.close(ready_read)
+            for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                signal.signal(signum, signal.SIG_DFL)   # the module's cancel watch caught them; a keeper stops
             os.setsid()
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
