@@ -15,6 +15,10 @@ export INPLACE_CLUSTER_BIN
 
 collections=$cache/collections
 galaxy=$("$root/hack/collections.sh")   # kubernetes.core (target kubernetes_core)
+# The helm binary (target owners_helm), built once from its Go module and cached (hack/helm.sh). Without it that
+# target fails naming the build; the others run.
+INPLACE_HELM=$("$root/hack/helm.sh") || INPLACE_HELM=
+export INPLACE_HELM
 mkdir -p "$collections/ansible_collections/inplace"
 ln -sfn "$root" "$collections/ansible_collections/inplace/k8s"
 

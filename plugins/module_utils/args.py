@@ -8,6 +8,7 @@ AUTH_ARG_SPEC   <-> plugins/doc_fragments/auth.py     (kubernetes.core-compatibl
 TARGET_ARG_SPEC <-> plugins/doc_fragments/target.py   (which pods, how many at once)
 WAIT_ARG_SPEC   <-> plugins/doc_fragments/wait.py     (wait, wait_timeout)
 DRAIN_ARG_SPEC  <-> plugins/doc_fragments/drain.py    (readiness gate handling)
+OWNERS_ARG_SPEC <-> plugins/doc_fragments/owners.py   (who else manages the workload: the policy)
 """
 
 import copy
@@ -77,6 +78,10 @@ DRAIN_ARG_SPEC = {
         'type': 'str', 'default': 'restore_if_healthy',
         'choices': ['restore_if_healthy', 'restore', 'keep_false'],
     },
+}
+
+OWNERS_ARG_SPEC = {
+    'owners': {'type': 'str', 'default': 'refuse', 'choices': ['refuse', 'warn', 'proceed']},
 }
 
 

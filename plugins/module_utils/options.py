@@ -35,10 +35,11 @@ class Connection(namedtuple('Connection', CONNECTION_FIELDS, defaults=(None,) * 
 
 
 class Target(namedtuple('Target', 'namespace name names label_selectors field_selectors fail_on_no_match '
-                                  'continue_on_error max_concurrency force_takeover window',
-                        defaults=(None, (), (), (), False, False, 10, False, None))):
+                                  'continue_on_error max_concurrency force_takeover window owners',
+                        defaults=(None, (), (), (), False, False, 10, False, None, None))):
     """Which pods, and how many at once (args.TARGET_ARG_SPEC). ``window``: none from a module's params; the
-    rollout's sliding window (rollout.window.Window), which admits each pod in its turn."""
+    rollout's sliding window (rollout.window.Window), which admits each pod in its turn. ``owners``: the owners
+    policy (args.OWNERS_ARG_SPEC; None: not checked, as in the rollout's batches, whose plan checked them)."""
 
     __slots__ = ()
 
@@ -49,7 +50,8 @@ class Target(namedtuple('Target', 'namespace name names label_selectors field_se
                    field_selectors=tuple(params.get('field_selectors') or ()),
                    fail_on_no_match=bool(params.get('fail_on_no_match')),
                    continue_on_error=bool(params.get('continue_on_error')),
-                   max_concurrency=params.get('max_concurrency', 10), force_takeover=bool(params.get('force_takeover')))
+                   max_concurrency=params.get('max_concurrency', 10), force_takeover=bool(params.get('force_takeover')),
+                   owners=params.get('owners'))
 
     def pod_names(self):
         """The names asked for ([] with selectors only)."""

@@ -23,6 +23,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations import engi
 from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Connection, ImageChange, ResizeChange, RestartChange, Task,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.owners import check as owners
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, drain, guardian, targets
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
 
@@ -167,6 +168,7 @@ def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=
             raise NoMatchError(message, **empty_result())
         warn(message)
         return empty_result()
+    known = owners_of(kube, task, pods, warn)   # a refusal raises here: nothing written
     options = engine_options(task, check_mode)
     watch = not check_mode and bool(options.wait or drainer)
     access.require(kube, target.namespace, access.needed(operation, check_mode, watch, drainer) + (
@@ -183,6 +185,8 @@ def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=
             watcher.stop()
     for warning in runner.warnings:
         warn(warning)
+    if known is not None:
+        result['owners'] = known
     if not diff:
         result.pop('diff')
     failing = engine.ERROR_STATUSES + (() if target.continue_on_error else (engine.REFUSED,))
@@ -191,3 +195,14 @@ def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=
         raise OperationFailed('%d of %d pod(s) failed: %s' % (len(failed), len(result['pods']), '; '.join(
             '%s: %s' % (p['name'], p['reason']) for p in failed)), **result)
     return result
+
+
+def owners_of(kube, task, pods, warn):
+    """The owners report of a pod module's change (owners/check.py; None: not asked, or a restart, which no owner
+    reverts); raises ValidationError when the policy refuses."""
+    change = task.change
+    if not task.target.owners or isinstance(change, RestartChange):
+        return None
+    if isinstance(change, ResizeChange):
+        return owners.pods(kube, pods, owners.resources_change(change.containers), task.target.owners, warn)
+    return owners.pods(kube, pods, owners.image_change(change.containers), task.target.owners, warn)

@@ -50,6 +50,7 @@ extends_documentation_fragment:
   - inplace.k8s.target
   - inplace.k8s.wait
   - inplace.k8s.drain
+  - inplace.k8s.owners
 options:
   containers:
     description:
@@ -138,6 +139,31 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+owners:
+  description:
+    - Who else manages the workload or its pods, found before any write (O(owners); docs/gitops.md).
+  returned: unless the change was given no pod
+  type: dict
+  contains:
+    policy:
+      description: The policy applied (O(owners)).
+      type: str
+    found:
+      description:
+        - One entry per owner - C(owner) (for example V(Helm web), V(Argo CD web),
+          V(VerticalPodAutoscaler web-vpa)), C(tool), C(name), C(namespace), C(evidence) (what was seen),
+          C(reverts) (V(continuously), V(when run) or V(never)), C(state), C(effect), C(fix), and C(object)
+          for a GitOps object.
+      type: list
+      elements: dict
+    unchecked:
+      description: What could not be read (403), so was not checked.
+      type: list
+      elements: str
+  sample: {policy: refuse, unchecked: [], found: [{owner: Helm web, tool: Helm, name: web, reverts: when run,
+           evidence: ['Deployment web: annotation meta.helm.sh/release-name=web'], state: null,
+           effect: its next upgrade puts back the old value unless its values carry app=web:2.0,
+           fix: run the upgrade of release web with values that carry app=web:2.0 (a no-op then)}]}
 method:
   description: How resources were written, V(pods/resize) or V(pod patch) (servers before 1.32).
   returned: success
@@ -334,7 +360,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import (
-    AUTH_ARG_SPEC, DRAIN_ARG_SPEC, TARGET_ARG_SPEC, TARGET_CONSTRAINTS, WAIT_ARG_SPEC, argument_spec,
+    AUTH_ARG_SPEC, DRAIN_ARG_SPEC, OWNERS_ARG_SPEC, TARGET_ARG_SPEC, TARGET_CONSTRAINTS, WAIT_ARG_SPEC, argument_spec,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.options import ResizeChange
 
@@ -347,7 +373,8 @@ MODULE_ARGS = {
 
 def main():
     module = AnsibleModule(
-        argument_spec=argument_spec(AUTH_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, DRAIN_ARG_SPEC, **MODULE_ARGS),
+        argument_spec=argument_spec(AUTH_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, DRAIN_ARG_SPEC, OWNERS_ARG_SPEC,
+                                    **MODULE_ARGS),
         supports_check_mode=True, **TARGET_CONSTRAINTS)
     runner.execute(module, lambda: runner.run_module(module, ResizeChange))
 

@@ -52,6 +52,7 @@ extends_documentation_fragment:
   - inplace.k8s.rollout_options
   - inplace.k8s.auth
   - inplace.k8s.action_group
+  - inplace.k8s.owners
 options:
   state:
     description: The step to run.
@@ -125,6 +126,31 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+owners:
+  description:
+    - Who else manages the workload or its pods, found before any write (O(owners); docs/gitops.md).
+  returned: by the steps that plan (prepare, rollout) of images or resources
+  type: dict
+  contains:
+    policy:
+      description: The policy applied (O(owners)).
+      type: str
+    found:
+      description:
+        - One entry per owner - C(owner) (for example V(Helm web), V(Argo CD web),
+          V(VerticalPodAutoscaler web-vpa)), C(tool), C(name), C(namespace), C(evidence) (what was seen),
+          C(reverts) (V(continuously), V(when run) or V(never)), C(state), C(effect), C(fix), and C(object)
+          for a GitOps object.
+      type: list
+      elements: dict
+    unchecked:
+      description: What could not be read (403), so was not checked.
+      type: list
+      elements: str
+  sample: {policy: refuse, unchecked: [], found: [{owner: Helm web, tool: Helm, name: web, reverts: when run,
+           evidence: ['Deployment web: annotation meta.helm.sh/release-name=web'], state: null,
+           effect: its next upgrade puts back the old value unless its values carry app=web:2.0,
+           fix: run the upgrade of release web with values that carry app=web:2.0 (a no-op then)}]}
 mode:
   description: V(in_place), V(recreate) (handed to the controller), V(restart) or V(unchanged).
   returned: prepare
@@ -373,7 +399,7 @@ startup.compile_once()   # before the other imports: they compile once, not twic
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
-from ansible_collections.inplace.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, argument_spec
+from ansible_collections.inplace.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, OWNERS_ARG_SPEC, argument_spec
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import ROLLOUT_ARG_SPEC
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 
@@ -392,7 +418,7 @@ MODULE_ARGS = dict(ROLLOUT_ARG_SPEC, **{
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(AUTH_ARG_SPEC, **MODULE_ARGS), supports_check_mode=True,
+    module = AnsibleModule(argument_spec=argument_spec(AUTH_ARG_SPEC, OWNERS_ARG_SPEC, **MODULE_ARGS), supports_check_mode=True,
                            required_together=[('kind', 'name')], required_one_of=[('kind', 'label_selectors')])
     runner.execute(module, lambda: Rollout.from_module(module).run())
 

@@ -240,6 +240,12 @@ class Kube:
         """One JSON request; the decoded answer. Transient errors are retried."""
         return _decode(self._body(self._open(method, path, query, body, content_type)))
 
+    @retry_transient()
+    def get_managed(self, path):
+        """GET one object with its metadata.managedFields, which request() drops: who manages which field
+        (owners/found.py reads them)."""
+        return json.loads(self._body(self._open('GET', path)))
+
     def stream(self, path, query):
         """Yield the JSON lines of a watch. Opening is retried; a broken stream just ends, and so does
         a silent one: the read timeout is the watch's ``timeoutSeconds`` (after which the server ends

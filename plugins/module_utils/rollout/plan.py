@@ -10,6 +10,7 @@ import json
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import prepull
+from ansible_collections.inplace.k8s.plugins.module_utils.owners import check as owners
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import IN_PROGRESS, ROLLING_BACK
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, budgets, guard, partition
@@ -22,6 +23,28 @@ class PlanStep:
     """The prepare step of Rollout (rollout/steps.py)."""
 
     def prepare(self):
+        known = self._owners()   # who else manages the workload, before any write; a refusal raises here
+        result = self._prepare()
+        if known is not None:
+            result['owners'] = known
+        return result
+
+    def _owners(self):
+        """The owners report of this change (owners/check.py), or None for a restart, which no owner reverts."""
+        changes = ([owners.image_change(self.images)] if self.images else []) + (
+            [owners.resources_change(self.resources)] if self.resources else [])
+        if self.restart or not changes:
+            return None
+        w = self.workload
+        if w is not None:
+            return owners.workload(self.kube, w.kind, w.namespace, w.name, changes, self.options.owners,
+                                   self.warnings.append)
+        found = self.pods()
+        reports = [owners.pods(self.kube, found, change, self.options.owners, self.warnings.append)
+                   for change in changes]
+        return dict(reports[0], found=[e for r in reports for e in r['found']])
+
+    def _prepare(self):
         if self.options.prepull and self.images and not self.check_mode:
             # The batches create pre-pull pods: refused here, before the workload is held, without the right.
             access.require(self.kube, self.options.namespace, prepull.PERMISSIONS)

@@ -38,7 +38,7 @@ import jsonpatch
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import JSON_PATCH, MERGE_PATCH
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConflictError, NotFoundError
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import NOT_SERVED, FakeCluster
 
 KIND_OF = {'deployments': 'Deployment', 'statefulsets': 'StatefulSet', 'daemonsets': 'DaemonSet',
            'replicasets': 'ReplicaSet', 'controllerrevisions': 'ControllerRevision'}
@@ -178,7 +178,7 @@ class FakeApps(FakeCluster):
             return {'status': {'allowed': True}}
         if path == '/version':
             return {'major': '1', 'minor': '36', 'gitVersion': 'v1.36.0'}
-        if path.startswith('/apis/apps.kruise.io'):
+        if path.startswith(('/apis/apps.kruise.io',) + NOT_SERVED):   # CRDs and APIs this fake cluster does not serve
             raise NotFoundError('the server could not find the requested resource', status=404)
         if parts[:3] == ['api', 'v1', 'namespaces'] and len(parts) == 4:
             if parts[3] not in self.namespaces:

@@ -19,6 +19,10 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
 
+# The APIs of CRDs (and autoscaling.k8s.io) a fake cluster does not serve: 404, as a cluster without them.
+NOT_SERVED = ('/apis/autoscaling', '/apis/argoproj.io', '/apis/kustomize.toolkit', '/apis/helm.toolkit')
+
+
 class FakeCluster(object):
 
     def __init__(self, pods, kubelet=True):
@@ -53,6 +57,8 @@ class FakeCluster(object):
             if isinstance(self.objects[path], Exception):
                 raise self.objects[path]
             return copy.deepcopy(self.objects[path])
+        if method == 'GET' and path.startswith(NOT_SERVED):
+            raise NotFoundError('the server could not find the requested resource', status=404)
         if method == 'POST' and path.endswith('/pods'):
             return self._create(body)
         if method == 'DELETE' and '/pods/' in path:
@@ -63,6 +69,13 @@ class FakeCluster(object):
             del self.pods[name]
             return {}
         raise NotImplementedError(path)
+
+    def get_managed(self, path):
+        return self.request('GET', path)
+
+    def list_collection(self, path, label_selector=None, field_selector=None):
+        answer = self.request('GET', path, {'labelSelector': label_selector, 'fieldSelector': field_selector})
+        return answer.get('items') or [], '1'
 
     def _create(self, body):
         """A pod created (a pre-pull pod): its kubelet pulls each image at once, images ending in -pullfail fail to

@@ -1,0 +1,118 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""What the owners of a workload are, read from the API: the workload with its managedFields, the controllers
+above a pod, the VerticalPodAutoscalers and HorizontalPodAutoscalers that target a workload, and the Argo CD
+Application or Flux Kustomization / HelmRelease its markers name.
+
+An API the cluster does not serve (404: no such CRD) is quietly nothing; one the credentials may not read (403)
+is nothing too, and is named in ``unchecked`` (the plan says what could not be checked).
+"""
+
+from urllib.parse import quote
+
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ForbiddenError, NotFoundError
+from ansible_collections.inplace.k8s.plugins.module_utils.owners import markers
+
+# (API group/version, resource) of each kind read here.
+APIS = {
+    'Deployment': ('apps/v1', 'deployments'), 'StatefulSet': ('apps/v1', 'statefulsets'),
+    'DaemonSet': ('apps/v1', 'daemonsets'), 'ReplicaSet': ('apps/v1', 'replicasets'),
+    'VerticalPodAutoscaler': ('autoscaling.k8s.io/v1', 'verticalpodautoscalers'),
+    'HorizontalPodAutoscaler': ('autoscaling/v2', 'horizontalpodautoscalers'),
+    'Application': ('argoproj.io/v1alpha1', 'applications'),
+    'Kustomization': ('kustomize.toolkit.fluxcd.io/v1', 'kustomizations'),
+    'HelmRelease': ('helm.toolkit.fluxcd.io/v2', 'helmreleases'),
+}
+# The object of each GitOps tool that can be suspended, and where Argo CD keeps its Applications by default.
+GITOPS_KINDS = {markers.ARGOCD: 'Application', markers.FLUX_KUSTOMIZATION: 'Kustomization',
+                markers.FLUX_HELMRELEASE: 'HelmRelease'}
+ARGOCD_NAMESPACE = 'argocd'
+CONTROLLERS = ('ReplicaSet', 'Deployment', 'StatefulSet', 'DaemonSet')
+
+
+def path(kind, namespace=None, name=None):
+    """The API path of a kind's collection (all namespaces without ``namespace``) or of one object."""
+    version, resource = APIS[kind]
+    base = '/api/' + version if '/' not in version else '/apis/' + version
+    if namespace:
+        base += '/namespaces/' + quote(namespace, safe='')
+    base += '/' + resource
+    return base + '/' + quote(name, safe='') if name else base
+
+
+class Reader:
+    """Reads for one check; ``unchecked`` collects what could not be read (403) and why."""
+
+    def __init__(self, kube):
+        self.kube = kube
+        self.unchecked = []
+        self._objects = {}
+
+    def _forbidden(self, what, exc):
+        note = '%s: %s' % (what, getattr(exc, 'msg', exc))
+        if note not in self.unchecked:
+            self.unchecked.append(note)
+
+    def get(self, kind, namespace, name):
+        """The object with its managedFields, or None (not found, or not readable: named in unchecked)."""
+        key = (kind, namespace, name)
+        if key not in self._objects:
+            try:
+                self._objects[key] = self.kube.get_managed(path(kind, namespace, name))
+            except NotFoundError:
+                self._objects[key] = None
+            except ForbiddenError as exc:
+                self._forbidden('%s %s/%s not read' % (kind, namespace, name), exc)
+                self._objects[key] = None
+        return self._objects[key]
+
+    def items(self, kind, namespace=None, field_selector=None):
+        """The objects of a kind (in ``namespace``, else all); [] when its API is not served or not readable."""
+        try:
+            return self.kube.list_collection(path(kind, namespace), field_selector=field_selector)[0]
+        except NotFoundError:
+            return []
+        except ForbiddenError as exc:
+            self._forbidden('%ss %s not listed' % (kind, 'in ' + namespace if namespace else 'cluster-wide'), exc)
+            return []
+
+    def controllers(self, obj):
+        """The controllers above ``obj`` (a pod): [(kind, object)], nearest first (a ReplicaSet, its Deployment)."""
+        chain = []
+        for _depth in range(3):
+            ref = next((r for r in (obj.get('metadata') or {}).get('ownerReferences') or []
+                        if r.get('controller') and r.get('kind') in CONTROLLERS), None)
+            if ref is None:
+                break
+            obj = self.get(ref['kind'], (obj.get('metadata') or {}).get('namespace'), ref['name'])
+            if obj is None:
+                break
+            chain.append((ref['kind'], obj))
+        return chain
+
+    def autoscalers(self, namespace, targets):
+        """The VPAs and HPAs of ``namespace`` whose target is one of ``targets`` ((kind, name) pairs)."""
+        found = []
+        for kind, field in (('VerticalPodAutoscaler', 'targetRef'), ('HorizontalPodAutoscaler', 'scaleTargetRef')):
+            for obj in self.items(kind, namespace):
+                ref = (obj.get('spec') or {}).get(field) or {}
+                if (ref.get('kind'), ref.get('name')) in targets:
+                    found.append((kind, obj))
+        return found
+
+    def gitops(self, owner):
+        """The Application, Kustomization or HelmRelease an owner names, or None (not named, not found, not
+        readable, or its CRD not installed)."""
+        kind = GITOPS_KINDS.get(owner['tool'])
+        if kind is None or not owner.get('name'):
+            return None
+        if owner.get('namespace'):
+            return self.get(kind, owner['namespace'], owner['name'])
+        # An Application named without its namespace: looked for in every namespace, else Argo CD's own.
+        found = self.items(kind, field_selector='metadata.name=%s' % owner['name'])
+        if found:
+            obj = found[0]
+            return self.get(kind, obj['metadata']['namespace'], owner['name'])
+        return self.get(kind, ARGOCD_NAMESPACE, owner['name'])
