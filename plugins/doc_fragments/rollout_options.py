@@ -143,12 +143,28 @@ options:
     description: With V(previous), the revision to go back to (as C(kubectl rollout undo --to-revision)); default, the
       newest revision below the current one.
     type: int
+  pause_seconds:
+    description:
+      - With V(rollout), seconds to watch the pods counted done before each step after the first; the first that
+        crashes, restarts or turns unready is a failed pod (O(on_failure) applies beyond O(max_failed_pods)).
+    type: int
+    default: 0
+  canary_pause_seconds:
+    description: With V(rollout) and O(canary), seconds to watch the canary's pods after its step, as O(pause_seconds).
+    type: int
+    default: 0
+  stop_after_batches:
+    description:
+      - With V(rollout), stop after this many steps (0, every step), the workload held; running it again resumes.
+    type: int
+    default: 0
   internal:
     description:
-      - Internal to the role C(inplace.k8s.rollout), not a stable interface - do not set it. The role's plumbing between
-        its calls - the pods counted done so far (C(watch), as RV(verified) returns them, checked by V(batch) and
-        watched by V(watch) for C(seconds)), the next batch to pre-pull (C(prepull_next)), the step's label and the
-        rollout's start in RV(progress) (C(progress_label), C(started)), and the role's variables the user set that it
-        does not know (C(unknown_variables), named with the closest of C(known_variables)).
+      - Internal to the role C(inplace.k8s.rollout) and the module's action, not a stable interface - do not set it.
+        Where V(rollout) returns to the role's own tasks (C(verify), C(analysis_after)), the run a call resumes
+        (C(resume), the RV(run) the previous call returned) with the outcome of the role's analysis there
+        (C(analysis)), the rollout's start (C(started)), the file the live progress is written to (C(progress_file)),
+        and the role's variables the user set that it does not know (C(unknown_variables), named with the closest of
+        C(known_variables)).
     type: dict
 '''

@@ -44,7 +44,7 @@ description:
     The result is V(prepare)'s with RV(run). After a step in which more than O(max_failed_pods) pods failed in all,
     the window halted, a pod was recreated, or O(stop_after_batches) steps ran, it stops without V(finish), the
     workload held; a re-run resumes. V(finish) failing on pods another writer changed is reported in RV(run.finished).
-    The role C(inplace.k8s.rollout) also has it return where its own tasks act (its verification tasks, analyses:
+    The role C(inplace.k8s.rollout) also has it return where its own tasks act (its verification tasks, analyses -
     RV(run.point)) and calls it again to go on.
 author:
   - inplace.k8s contributors (@inplace-k8s)
@@ -95,6 +95,21 @@ attributes:
 '''
 
 EXAMPLES = r'''
+- name: The whole rollout in one call - a canary watched for 60 s, then a sliding window of 25%
+  inplace.k8s.rollout_workload:
+    state: rollout
+    kind: Deployment
+    name: web
+    namespace: shop
+    images: {app: registry.example.com/web:2.0}
+    canary: '1'
+    canary_pause_seconds: 60
+    batch_size: 25%
+    window: true
+    readiness_gate: inplace.k8s/ready
+    on_failure: rollback
+  register: rolled
+
 - name: Hold the StatefulSet, write the new image to its template, plan batches of 2
   inplace.k8s.rollout_workload:
     state: prepare
@@ -197,6 +212,10 @@ restored:
   returned: rollback
   type: list
   elements: dict
+finished:
+  description: What V(finish) returned after the rollback (the controller released, its status converged).
+  returned: rollback
+  type: dict
 pods:
   description: The pods (name, namespace, uid, node, pod_ip, ordinal, updated).
   returned: always
