@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: sanity, units, lint, docs, the version matrix, then on the local cluster: its own
-# suite, the integration targets, the fleet test (a second cluster), the installed-tarball test, a small
-# benchmark run and a short chaos soak; beside the integration targets, a core subset on the oldest
-# supported Kubernetes release (hack/test-oldest.sh) on a cluster of its own.
+# suite, the integration targets in two lanes (the second on a cluster of its own: first a core subset on the
+# oldest supported Kubernetes release, hack/test-oldest.sh, then its share of the targets on the default release),
+# the fleet test (a second cluster), the installed-tarball test, a small benchmark run and a short chaos soak.
 # Every stage runs; the run fails if any failed, and the cluster is stopped at the end.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,18 +10,34 @@ cd "$root" || exit 1
 export CACHE=${CACHE:-$root/.cache} CLUSTERDIR=${CLUSTERDIR:-$root/.cluster}
 # shellcheck source=hack/stages.sh
 source "$root/hack/stages.sh"
-# The oldest supported release's cluster (its own directory and ports) runs beside the default's.
-oldest_env=(CLUSTERDIR="$CACHE/oldest-cluster" APISERVER_PORT=36443 ETCD_PORT=32379 KUBELET_PORT_BASE=31250)
-trap 'hack/cluster.sh down >/dev/null 2>&1; env "${oldest_env[@]}" hack/cluster.sh down >/dev/null 2>&1 || true' EXIT
+# A second lane on a cluster of its own (its own directory and ports) beside the default's: the core subset on the
+# oldest supported release, then these integration targets on the default release (the first lane runs the others).
+lane_env=(CLUSTERDIR="$CACHE/lane-b-cluster" APISERVER_PORT=36443 ETCD_PORT=32379 KUBELET_PORT_BASE=31250)
+lane_b=(awx_runner service_continuity label_drain fix_forward resume rollout_progress)
+trap 'hack/cluster.sh down >/dev/null 2>&1; env "${lane_env[@]}" hack/cluster.sh down >/dev/null 2>&1 || true' EXIT
 # The failing tasks of the integration targets, repeated after the summary: a long log is often cut.
 export FAILURES_OUT=$CACHE/integration-failures.txt
 rm -f "$FAILURES_OUT"
-# The background run of hack/test-oldest.sh: waited for, its output printed, passed when it exited 0.
+# The second lane, run in the background (lane_run), waited for once (lane_wait); each of its parts is a stage
+# that prints its output and passes when it exited 0.
 # shellcheck disable=SC2317  # called through stage below
-oldest_wait() {
-  wait "$oldest_pid"
-  cat "$CACHE/test-oldest.log"
-  [ "$(cat "$CACHE/test-oldest.rc" 2>/dev/null)" = 0 ]
+lane_run() {
+  env "${lane_env[@]}" hack/test-oldest.sh > "$CACHE/test-oldest.log" 2>&1; echo $? > "$CACHE/test-oldest.rc"
+  (
+    export "${lane_env[@]}"
+    hack/cluster.sh up && hack/integration.sh "${lane_b[@]}"
+    rc=$?
+    hack/cluster.sh down
+    exit "$rc"
+  ) > "$CACHE/lane-b.log" 2>&1
+  echo $? > "$CACHE/lane-b.rc"
+}
+# shellcheck disable=SC2317
+lane_wait() {
+  local part=$1
+  if [ -n "${lane_pid:-}" ]; then wait "$lane_pid"; lane_pid=; fi
+  cat "$CACHE/$part.log"
+  [ "$(cat "$CACHE/$part.rc" 2>/dev/null)" = 0 ]
 }
 
 stage "sanity" hack/sanity.sh
@@ -30,15 +46,17 @@ stage "lint" hack/lint.sh
 stage "docs" hack/docs.sh
 stage "version matrix" hack/matrix.sh
 stage "cluster build" hack/cluster.sh build
+stage "helm build" hack/helm.sh
 if stage "cluster up" hack/cluster.sh up && [[ ${results[-1]} == PASS* ]]; then
   stage "cluster suite" hack/cluster.sh test
-  # The core subset on the oldest supported release (hack/test-oldest.sh: 1.33) runs on its own cluster while
-  # the integration targets run on the default's; its output is printed when it is waited for.
-  rm -f "$CACHE/test-oldest.rc"
-  (env "${oldest_env[@]}" hack/test-oldest.sh > "$CACHE/test-oldest.log" 2>&1; echo $? > "$CACHE/test-oldest.rc") &
-  oldest_pid=$!
-  stage "integration" hack/integration.sh
-  stage "oldest release: core subset (ran beside the integration targets)" oldest_wait
+  # The second lane (the core subset on the oldest supported release, hack/test-oldest.sh: 1.33, then the targets
+  # of lane_b) runs on its own cluster while the first lane's targets run on the default's.
+  rm -f "$CACHE/test-oldest.rc" "$CACHE/lane-b.rc"
+  lane_run &
+  lane_pid=$!
+  stage "integration (first lane)" env SKIP_TARGETS="${lane_b[*]}" hack/integration.sh
+  stage "oldest release: core subset (second lane)" lane_wait test-oldest
+  stage "integration (second lane: ${lane_b[*]})" lane_wait lane-b
   stage "fleet (a second cluster)" hack/fleet-test.sh
   stage "package" hack/package-test.sh
   # The targets' pairs and the traffic scenario (every scenario: make bench), to keep make test under an hour.
