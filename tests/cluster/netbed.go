@@ -132,6 +132,19 @@ func ownedBridges(dir string) []string {
 	return out
 }
 
+// heldByOther: the bridge exists and its alias names another cluster directory.
+func heldByOther(bridge, dir string) bool {
+	for _, line := range strings.Split(ipOut("-o", "link", "show", "dev", bridge), "\n") {
+		f := strings.Fields(line)
+		for i := 0; i+1 < len(f); i++ {
+			if f[i] == "alias" {
+				return strings.Join(f[i+1:], " ") != dir
+			}
+		}
+	}
+	return false
+}
+
 // namespacesWithPrefix lists the network namespaces whose name starts with prefix.
 func namespacesWithPrefix(prefix string) []string {
 	var out []string
@@ -148,7 +161,9 @@ func namespacesWithPrefix(prefix string) []string {
 // it owns (found by alias) and the block recorded in state, if any.
 func removeNet(dir string, n *clusterNet) error {
 	prefixes := map[string]bool{}
-	if n != nil {
+	// The block the state names is this cluster's only while no other cluster's bridge holds it: a block freed
+	// earlier may have been taken since by another cluster directory, whose namespaces are not ours to delete.
+	if n != nil && !heldByOther(n.Prefix+"br", dir) {
 		prefixes[n.Prefix] = true
 	}
 	for _, br := range ownedBridges(dir) {
@@ -177,7 +192,7 @@ func removeNet(dir string, n *clusterNet) error {
 func leftoverNet(dir string, n *clusterNet) []string {
 	var left []string
 	left = append(left, ownedBridges(dir)...)
-	if n != nil {
+	if n != nil && !heldByOther(n.Prefix+"br", dir) {
 		left = append(left, namespacesWithPrefix(n.Prefix+"n")...)
 		for _, line := range strings.Split(ipOut("-o", "link"), "\n") {
 			f := strings.Fields(line)
