@@ -8,6 +8,7 @@ AUTH_ARG_SPEC   <-> plugins/doc_fragments/auth.py     (kubernetes.core-compatibl
 TARGET_ARG_SPEC <-> plugins/doc_fragments/target.py   (which pods, how many at once)
 WAIT_ARG_SPEC   <-> plugins/doc_fragments/wait.py     (wait, wait_timeout)
 DRAIN_ARG_SPEC  <-> plugins/doc_fragments/drain.py    (readiness gate handling)
+EVENTS_ARG_SPEC <-> plugins/doc_fragments/events.py   (Kubernetes Events)
 """
 
 import copy
@@ -66,6 +67,10 @@ WAIT_ARG_SPEC = {
     'wait': {'type': 'bool', 'default': True},
     'wait_timeout': {'type': 'int', 'default': 300},
     'min_ready_seconds': {'type': 'int', 'default': 0},
+}
+
+EVENTS_ARG_SPEC = {
+    'events': {'type': 'bool', 'default': True},
 }
 
 DRAIN_ARG_SPEC = {

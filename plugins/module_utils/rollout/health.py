@@ -24,6 +24,7 @@ class HealthWatch:
             return self.result([], failed_pods=[], watched=0, message='would watch %d pod(s) for %ss' % (
                 len(self.watched), seconds))
         self._renew()
+        self.tell.paused(seconds, len(self.watched))
         deadline = renewed = self.clock()
         deadline += seconds
         watcher, pods = self.watch_pods()

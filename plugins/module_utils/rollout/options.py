@@ -61,7 +61,7 @@ RUN_DEFAULTS = (
     ('canary', None), ('order', 'ordinal'), ('order_label', None), ('names', ()), ('readiness_gate', None),
     ('drain_label', None), ('require_readiness_gate', False), ('service', None), ('prepull', False),
     ('drain_seconds', 0), ('on_failure', 'stop'), ('restart_strategy', 'auto'), ('wait_timeout', 300),
-    ('run_id', None), ('force_takeover', False), ('min_ready_seconds', 0), ('to_revision', None),
+    ('run_id', None), ('force_takeover', False), ('min_ready_seconds', 0), ('to_revision', None), ('events', True),
 ) + tuple(INTERNAL.items())
 
 
