@@ -8,7 +8,8 @@ halted, rolled back, released, finished: rollout/status.py). ``kubectl describe`
 
 One Recorder per run (a module call), shared by its threads. Like client-go's EventRecorder, an Event that repeats
 (the same object, reason, action and note but for its numbers) within SERIES_SECONDS is not written again: the
-Event written first gets ``series.count`` and ``series.lastObservedTime`` (and the latest note) by a patch.
+Event written first gets ``series.count`` and ``series.lastObservedTime`` by a patch (its note is immutable: it keeps
+the first one's). Notes whose numbers matter (a rollout's steps) are aggregated only when they repeat exactly.
 
 Best effort: an Event is never worth failing or slowing a run. Each write is one request, not retried; the first
 that fails (403 without the RBAC rule, or any other error) becomes one warning and the run writes no more Events.
@@ -97,14 +98,15 @@ class Recorder:
 
     # ---- any object
 
-    def record(self, obj, kind, reason, note, warning=False):
+    def record(self, obj, kind, reason, note, warning=False, exact=False):
         """Tell ``reason`` (a reason above) on ``obj`` (a pod or workload as read; ``kind`` its kind) with ``note``,
-        a short sentence. Never raises."""
+        a short sentence; ``exact``: a series only of the very same note. Never raises."""
         if not self.enabled or obj is None:
             return
         meta = obj.get('metadata') or {}
         note = short(note)
-        key = (kind, meta.get('namespace'), meta.get('name'), meta.get('uid'), reason, warning, shape(note))
+        key = (kind, meta.get('namespace'), meta.get('name'), meta.get('uid'), reason, warning,
+               note if exact else shape(note))
         with self._lock:
             if not self.enabled:
                 return
@@ -124,8 +126,7 @@ class Recorder:
             found[3] = now
             try:
                 self._send('PATCH', namespace, found[0], {
-                    'series': {'count': found[2], 'lastObservedTime': micro_time(now)}, 'note': note},
-                    content_type=MERGE_PATCH)
+                    'series': {'count': found[2], 'lastObservedTime': micro_time(now)}}, content_type=MERGE_PATCH)
                 return
             except NotFoundError:   # the Event expired (the server's event TTL) or was deleted: a new one
                 pass

@@ -67,10 +67,10 @@ class Teller:
     def __init__(self, recorder, workload):
         self.recorder, self.workload = recorder, workload
 
-    def _tell(self, reason, note, warning=False):
+    def _tell(self, reason, note, warning=False, exact=False):
         w = self.workload
         if w is not None:
-            self.recorder.record(w.obj, w.kind, reason, note, warning)
+            self.recorder.record(w.obj, w.kind, reason, note, warning, exact)
 
     def progress(self, done, total, step=None, halted=False, failed=0):
         if self.workload is not None:
@@ -91,9 +91,9 @@ class Teller:
             why = '; '.join('%s: %s' % (item.get('name'), item.get('reason')) for item in failed[:3]) or \
                 '%d pod(s) not started' % len(out.get('not_started') or [])
             self._tell(events.ROLLOUT_HALTED, 'Halted after %s: %s (%s); %s' % (batch.label or 'a step', counts, why,
-                                                                               WAY_OUT), warning=True)
+                                                                               WAY_OUT), warning=True, exact=True)
             return True
-        self._tell(events.ROLLOUT_STEP, '%s done: %s' % ((batch.label or 'step').capitalize(), counts))
+        self._tell(events.ROLLOUT_STEP, '%s done: %s' % ((batch.label or 'step').capitalize(), counts), exact=True)
         return False
 
     def paused(self, seconds, watched):
