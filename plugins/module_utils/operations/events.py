@@ -188,8 +188,11 @@ def values(mapping):
 
 
 def brief(value):
+    """A value for a note: an image as it is, resources as 'requests cpu=500m,memory=192Mi limits cpu=1'."""
     if isinstance(value, dict):
-        return ','.join('%s=%s' % (k, brief(v)) for k, v in sorted(value.items()))
+        if all(isinstance(v, dict) for v in value.values()):
+            return ' '.join('%s %s' % (k, brief(v)) for k, v in sorted(value.items()))
+        return ','.join('%s=%s' % (k, v) for k, v in sorted(value.items()))
     return '%s' % (value,)
 
 

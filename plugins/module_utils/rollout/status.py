@@ -24,7 +24,7 @@ WAY_OUT = ('resume: run the same change again; end it: rollout_action=rollback o
 def target_text(values):
     """'app=registry/web:2.0' of a record's target (or before) values."""
     parts = ['%s=%s' % (name, image) for name, image in sorted((values.get('images') or {}).items())]
-    parts += ['%s=%s' % (name, events.brief(res)) for name, res in sorted((values.get('resources') or {}).items())]
+    parts += ['%s %s' % (name, events.brief(res)) for name, res in sorted((values.get('resources') or {}).items())]
     return ', '.join(parts) or 'its target'
 
 

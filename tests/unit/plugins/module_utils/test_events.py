@@ -230,3 +230,8 @@ def test_teller_tells_a_step_and_a_halt():
     (halt,) = [e for e in written(cluster) if e['reason'] == 'RolloutHalted']
     assert 'web-1: container app: CrashLoopBackOff' in halt['note'] and 'rollout_action=rollback' in halt['note']
     assert w.progress['halted'] is True
+
+
+def test_resources_read_as_requests_and_limits():
+    values = {'resources': {'app': {'requests': {'cpu': '500m', 'memory': '192Mi'}, 'limits': {'cpu': '1'}}}}
+    assert status.target_text(values) == 'app limits cpu=1 requests cpu=500m,memory=192Mi'
