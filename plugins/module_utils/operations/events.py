@@ -14,8 +14,8 @@ the first one's). Notes whose numbers matter (a rollout's steps) are aggregated 
 Best effort: an Event is never worth failing or slowing a run. Each write is one request, not retried; the first
 that fails (403 without the RBAC rule, or any other error) becomes one warning and the run writes no more Events.
 Check mode writes none. Requests stay few: a pod's successful change is told by Events for the first
-POD_SUCCESSES pods of a run only (the workload's RolloutStep Events count them all); a failure or a rollback is
-always told.
+POD_SUCCESSES pods of a run only - of a rollout, when the role calls a step at a time (rollout/context.py) - and the
+workload's RolloutStep Events count them all; a failure or a rollback is always told.
 """
 
 import datetime

@@ -54,8 +54,10 @@ class RolloutContext:
         if options.kind:
             self.workload = Workload(kube, options.kind, options.namespace, options.name, clock, sleep)
         self.drainer = drain.drainer(options.readiness_gate, options.drain_label)
-        # Kubernetes Events of the run (pods' and the workload's) and the workload's status line.
-        self.events = events.Recorder(kube, options.events and not check_mode, self.owner['run'], self.warnings.append)
+        # Kubernetes Events of the run (pods' and the workload's) and the workload's status line. The successes told
+        # are the rollout's first pods: the role's later steps (with pods counted done) tell fewer, or none.
+        self.events = events.Recorder(kube, options.events and not check_mode, self.owner['run'], self.warnings.append,
+                                      successes=max(0, events.POD_SUCCESSES - len(self.watched)))
         self.tell = Teller(self.events, self.workload)
 
     # ---- shared
