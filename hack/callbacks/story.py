@@ -22,7 +22,8 @@ description: Prints the rollout role's plan, progress and result as plain lines,
 '''
 
 # The role's debug tasks whose message is the story (their lines are printed as they are).
-TOLD = ('Show the plan', 'Show the progress', 'Show what was rolled back', 'Show the undo', 'Show the analysis')
+TOLD = ('Report the drain mode', 'Report the drain mode (label)', 'Show the plan', 'Show the progress',
+        'Show what was rolled back', 'Show the undo', 'Show the analysis')
 SUMMARY = 'Show the result'
 INDENT = '  '
 
