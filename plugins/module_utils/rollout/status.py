@@ -37,7 +37,8 @@ def text(rec, progress=None):
     """The status line of a rollout record (``progress``: {done, total, step, halted, failed} known to this run)."""
     state = rec.get('state')
     progress = progress or {}
-    pods = '%s/%s pods' % (progress['done'], progress['total']) if progress.get('total') is not None else 'pods'
+    pods = '%s/%s pods' % (progress['done'], progress['total']) if progress.get('total') is not None else \
+        '%s pods done' % progress['done'] if progress.get('done') is not None else 'pods'
     run = (rec.get('owner') or {}).get('run') or '?'
     target, before = target_text(rec.get('target') or {}), target_text(rec.get('before') or {})
     since = 'started %s by run %s' % (clock(rec.get('started')), run)
@@ -75,6 +76,11 @@ class Teller:
     def progress(self, done, total, step=None, halted=False, failed=0):
         if self.workload is not None:
             self.workload.progress = {'done': done, 'total': total, 'step': step, 'halted': halted, 'failed': failed}
+
+    def before_step(self, batch, done):
+        """A step called on its own (the role's): what its status tells until it ends - the pods counted done so far."""
+        if self.workload is not None and self.workload.progress is None:
+            self.progress(done, None, batch.label)
 
     def started(self, rec, resuming, pending, total):
         self._tell(events.ROLLOUT_RESUMED if resuming else events.ROLLOUT_STARTED, '%s in place to %s: %d of %d pods to '

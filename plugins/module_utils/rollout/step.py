@@ -60,6 +60,7 @@ class BatchStep:
             self._told_step(batch, out)
             return out
         sliding = bool(self.options.window) and not self.check_mode
+        self.tell.before_step(batch, len(self.watched))
         try:
             gated = self.gate(names, whole=not sliding)
         except InplaceError as exc:

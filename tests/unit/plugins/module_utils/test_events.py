@@ -235,3 +235,15 @@ def test_teller_tells_a_step_and_a_halt():
 def test_resources_read_as_requests_and_limits():
     values = {'resources': {'app': {'requests': {'cpu': '500m', 'memory': '192Mi'}, 'limits': {'cpu': '1'}}}}
     assert status.target_text(values) == 'app limits cpu=1 requests cpu=500m,memory=192Mi'
+
+
+def test_a_step_called_alone_tells_the_pods_done_so_far():
+    class Workload:
+        obj, kind, progress = DEPLOY, 'Deployment', None
+    w = Workload()
+    teller = status.Teller(events.Recorder.off(), w)
+    teller.before_step(Step(names=('web-3',), label='step 3 of 5'), 12)
+    assert status.text(REC, w.progress).startswith('rolling: 12 pods done on app=registry.example/web:2.0, step 3 of 5')
+    w.progress = {'done': 20, 'total': 30}
+    teller.before_step(Step(names=('web-4',), label='step 4 of 5'), 20)   # the one call's own count stays
+    assert w.progress == {'done': 20, 'total': 30}
