@@ -47,7 +47,8 @@ class CallbackModule(CallbackBase):
                 self.lines(item)
         elif msg not in (None, ''):
             for line in ('%s' % msg).splitlines():
-                if not line.endswith(': []'):   # a plan's empty list says nothing in a story
+                # A plan's empty list says nothing in a story; a progress line printed as it came is not repeated.
+                if not line.endswith(': []') and line not in self._seen_progress:
                     self._print(line)
 
     def progress(self, result):

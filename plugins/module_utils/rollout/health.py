@@ -23,8 +23,8 @@ class HealthWatch:
         if self.check_mode:
             return self.result([], failed_pods=[], watched=0, message='would watch %d pod(s) for %ss' % (
                 len(self.watched), seconds))
-        self._renew()
         self.tell.paused(seconds, len(self.watched))
+        self._renew()
         deadline = renewed = self.clock()
         deadline += seconds
         watcher, pods = self.watch_pods()

@@ -80,7 +80,7 @@ class Teller:
     def before_step(self, batch, done):
         """A step called on its own (the role's): what its status tells until it ends - the pods counted done so far."""
         if self.workload is not None and self.workload.progress is None:
-            self.progress(done, None, batch.label)
+            self.progress(done, None, 'at %s' % (batch.label or 'a step'))
 
     def started(self, rec, resuming, pending, total):
         self._tell(events.ROLLOUT_RESUMED if resuming else events.ROLLOUT_STARTED, '%s in place to %s: %d of %d pods to '
@@ -91,7 +91,8 @@ class Teller:
     def step(self, batch, out):
         """After a step (its result ``out``): RolloutStep, or RolloutHalted with the failed pods; True if halted."""
         failed = out.get('failed_pods') or []
-        self.progress(out.get('updated'), out.get('total'), batch.label, bool(out.get('halt')), len(failed))
+        self.progress(out.get('updated'), out.get('total'), ('at %s' if out.get('halt') else '%s done') % (batch.label or 'a step'),
+                      bool(out.get('halt')), len(failed))
         counts = '%s of %s pods run the target, %d failed' % (out.get('updated', '?'), out.get('total', '?'), len(failed))
         if out.get('halt'):
             why = '; '.join('%s: %s' % (item.get('name'), item.get('reason')) for item in failed[:3]) or \
@@ -103,6 +104,9 @@ class Teller:
         return False
 
     def paused(self, seconds, watched):
+        """The role's pause (the watch step) begins: its Event; its status tells the pods counted done so far."""
+        if self.workload is not None and self.workload.progress is None:
+            self.progress(watched, None, 'paused')
         self._tell(events.ROLLOUT_PAUSED, 'Paused for %ss, watching the %d pod(s) updated so far' % (seconds, watched))
 
     def rolling_back(self, rec):

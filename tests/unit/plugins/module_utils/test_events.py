@@ -188,15 +188,15 @@ REC = {'state': 'in-progress', 'target': {'images': {'app': 'registry.example/we
 
 
 def test_status_while_rolling_says_where_it_is_and_the_way_out():
-    line = status.text(REC, {'done': 12, 'total': 30, 'step': 'step 3 of 5'})
-    assert line.startswith('rolling: 12/30 pods on app=registry.example/web:2.0, step 3 of 5, started 10:02:11Z '
+    line = status.text(REC, {'done': 12, 'total': 30, 'step': 'step 3 of 5 done'})
+    assert line.startswith('rolling: 12/30 pods on app=registry.example/web:2.0, step 3 of 5 done, started 10:02:11Z '
                            'by run rollout-abc')
     assert 'run the same change again' in line and 'rollout_action=rollback' in line
 
 
 def test_status_when_halted_names_the_failures_and_the_way_out():
-    line = status.text(REC, {'done': 1, 'total': 30, 'step': 'step 1 of 5', 'halted': True, 'failed': 1})
-    assert line.startswith('halted: 1/30 pods on app=registry.example/web:2.0, step 1 of 5, 1 failed;')
+    line = status.text(REC, {'done': 1, 'total': 30, 'step': 'at step 1 of 5', 'halted': True, 'failed': 1})
+    assert line.startswith('halted: 1/30 pods on app=registry.example/web:2.0, at step 1 of 5, 1 failed;')
     assert 'resume: run the same change again' in line and 'rollout_action=release' in line
 
 
@@ -221,7 +221,7 @@ def test_teller_tells_a_step_and_a_halt():
     teller = status.Teller(events.Recorder(cluster, clock=Clock()), w)
     step = Step(names=('web-0',), label='step 1 of 3')
     assert teller.step(step, {'updated': 1, 'total': 3, 'failed_pods': [], 'halt': False}) is False
-    assert w.progress == {'done': 1, 'total': 3, 'step': 'step 1 of 3', 'halted': False, 'failed': 0}
+    assert w.progress == {'done': 1, 'total': 3, 'step': 'step 1 of 3 done', 'halted': False, 'failed': 0}
     halted = {'updated': 1, 'total': 3, 'halt': True,
               'failed_pods': [{'name': 'web-1', 'reason': 'container app: CrashLoopBackOff'}]}
     assert teller.step(Step(names=('web-1',), label='step 2 of 3'), halted) is True
@@ -229,7 +229,7 @@ def test_teller_tells_a_step_and_a_halt():
     assert sorted(reasons) == [('RolloutHalted', 'Warning'), ('RolloutStep', 'Normal')]
     (halt,) = [e for e in written(cluster) if e['reason'] == 'RolloutHalted']
     assert 'web-1: container app: CrashLoopBackOff' in halt['note'] and 'rollout_action=rollback' in halt['note']
-    assert w.progress['halted'] is True
+    assert w.progress['halted'] is True and w.progress['step'] == 'at step 2 of 3'
 
 
 def test_resources_read_as_requests_and_limits():
@@ -243,7 +243,7 @@ def test_a_step_called_alone_tells_the_pods_done_so_far():
     w = Workload()
     teller = status.Teller(events.Recorder.off(), w)
     teller.before_step(Step(names=('web-3',), label='step 3 of 5'), 12)
-    assert status.text(REC, w.progress).startswith('rolling: 12 pods done on app=registry.example/web:2.0, step 3 of 5')
+    assert status.text(REC, w.progress).startswith('rolling: 12 pods done on app=registry.example/web:2.0, at step 3 of 5')
     w.progress = {'done': 20, 'total': 30}
     teller.before_step(Step(names=('web-4',), label='step 4 of 5'), 20)   # the one call's own count stays
     assert w.progress == {'done': 20, 'total': 30}
