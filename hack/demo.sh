@@ -39,9 +39,19 @@ traffic_stop() {
   wait "$traffic_pid" 2>/dev/null || true
   "$py" "$root/hack/demo.py" traffic "$cache/demo-traffic-$1.json" "$2"
 }
+# A playbook told as a story: hack/callbacks/story.py prints the role's plan, progress and result lines, warnings
+# and failures, none of Ansible's own output.
 playbook() {
-  "$venv/bin/ansible-playbook" -i localhost, -e "ansible_python_interpreter=$py" -e "kubeconfig=$KUBECONFIG" "$@" \
-    | grep -E '"msg"|batch [0-9]+ of|recreated_pods|elapsed_seconds|failed_pods|FAILED|fatal|PLAY RECAP' || true
+  ANSIBLE_CALLBACK_PLUGINS=$root/hack/callbacks ANSIBLE_STDOUT_CALLBACK=story ANSIBLE_LOAD_CALLBACK_PLUGINS=1 \
+    "$venv/bin/ansible-playbook" -i localhost, -e "ansible_python_interpreter=$py" -e "kubeconfig=$KUBECONFIG" "$@" || true
+}
+# What kubectl shows of a rollout: the workload's status line and its Events (docs/events.md).
+told() {
+  printf '  status (kubectl get %s %s -o jsonpath=...inplace.k8s/status): ' "$1" "$2"
+  kubectl get -n "$namespace" "$1" "$2" -o 'jsonpath={.metadata.annotations.inplace\.k8s/status}'
+  printf '\n  Events (kubectl events --for %s/%s):\n' "$1" "$2"
+  kubectl events -n "$namespace" --for "$1/$2" 2>&1 | grep -E 'REASON|inplace|Rollout|Rolled|Released|InPlace' \
+    | sed 's/^/    /' || true
 }
 
 step "Starting the local cluster"
@@ -79,11 +89,13 @@ playbook "$root/playbooks/rollout.yml" -e "{\"rollout_target\": {\"kind\": \"Dep
   \"rollout_readiness_gate\": \"inplace.k8s/ready\", \"rollout_drain_seconds\": 2}"
 web_seconds=$((SECONDS - t0))
 traffic_stop web "the in-place rollout of Deployment web"
+told deployment web
 
 step "In place: log sidecar 3.0 -> 3.1 on StatefulSet db, canary of 1 then batches of 2 (reverse ordinal)"
 playbook "$root/playbooks/rollout.yml" -e "{\"rollout_target\": {\"kind\": \"StatefulSet\", \"name\": \"db\", \"namespace\": \"$namespace\"},
   \"rollout_images\": {\"log\": \"registry.example/fluent-bit:3.1\"}, \"rollout_batch_size\": 2, \"rollout_canary\": 1,
   \"rollout_order\": \"reverse_ordinal\"}"
+told statefulset db
 
 step "In place: resize the app container of StatefulSet db (requests cpu 250m -> 500m, memory 128Mi -> 192Mi)"
 playbook "$root/playbooks/resize.yml" -e "{\"rollout_target\": {\"kind\": \"StatefulSet\", \"name\": \"db\", \"namespace\": \"$namespace\"},

@@ -9,6 +9,7 @@ TARGET_ARG_SPEC <-> plugins/doc_fragments/target.py   (which pods, how many at o
 WAIT_ARG_SPEC   <-> plugins/doc_fragments/wait.py     (wait, wait_timeout)
 DRAIN_ARG_SPEC  <-> plugins/doc_fragments/drain.py    (readiness gate handling)
 OWNERS_ARG_SPEC <-> plugins/doc_fragments/owners.py   (who else manages the workload: the policy)
+EVENTS_ARG_SPEC <-> plugins/doc_fragments/events.py   (Kubernetes Events)
 """
 
 import copy
@@ -67,6 +68,10 @@ WAIT_ARG_SPEC = {
     'wait': {'type': 'bool', 'default': True},
     'wait_timeout': {'type': 'int', 'default': 300},
     'min_ready_seconds': {'type': 'int', 'default': 0},
+}
+
+EVENTS_ARG_SPEC = {
+    'events': {'type': 'bool', 'default': True},
 }
 
 DRAIN_ARG_SPEC = {

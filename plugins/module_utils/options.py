@@ -145,9 +145,9 @@ class RestartChange(namedtuple('RestartChange', 'containers ordered restarted_af
                    restarted_after=params.get('restarted_after'), strategy=Strategy.from_params(params))
 
 
-class Task(namedtuple('Task', 'target change wait drain connection', defaults=(Wait(), Drain(), None))):
+class Task(namedtuple('Task', 'target change wait drain connection events', defaults=(Wait(), Drain(), None, True))):
     """One run of one pod operation: which pods, what change, how to wait and drain, how to connect
-    (None: the caller passes its client)."""
+    (None: the caller passes its client), whether it writes Kubernetes Events (operations/events.py)."""
 
     __slots__ = ()
 
@@ -157,4 +157,4 @@ class Task(namedtuple('Task', 'target change wait drain connection', defaults=(W
         (ImageChange, ResizeChange, RestartChange)."""
         return cls(target=Target.from_params(params), change=change.from_params(params),
                    wait=Wait.from_params(params), drain=Drain.from_params(params),
-                   connection=Connection.from_params(params))
+                   connection=Connection.from_params(params), events=params.get('events') is not False)

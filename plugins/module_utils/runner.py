@@ -19,7 +19,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.client impo
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     InplaceError, NoMatchError, OperationFailed, ValidationError,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine, prepull
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine, events as kube_events, prepull
 from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Connection, ImageChange, ResizeChange, RestartChange, Task,
 )
@@ -110,19 +110,22 @@ def run_module(module, change):
                run_command=module.run_command)
 
 
-def run(task, kube=None, check_mode=False, diff=False, warn=None, run_command=None):
+def run(task, kube=None, check_mode=False, diff=False, warn=None, run_command=None, events=None):
     """Run the operation of ``task`` (options.Task) on its pods: the result dict (``diff`` only with
     ``diff``). ``kube``: the client (default: one from task.connection); ``run_command``: how strategy cri
-    runs crictl (AnsibleModule.run_command's signature).
+    runs crictl (AnsibleModule.run_command's signature); ``events``: the run's events.Recorder (default: one
+    of this call, as task.events asks, none in check mode).
 
     Raises NoMatchError, ValidationError (nothing written) or OperationFailed (with the result).
     Warnings go to ``warn(message)``.
     """
     warn = warn or (lambda message: None)
     kube = kube or connect(task)
+    if events is None:
+        events = kube_events.Recorder(kube, task.events and not check_mode, warn=warn)
     operation, task = build(kube, task, warn, run_command)
     try:
-        result = execute_operation(kube, task, operation, check_mode, diff, warn)
+        result = execute_operation(kube, task, operation, check_mode, diff, warn, events)
     except OperationFailed as exc:
         exc.details.update(operation.report(failed=True))
         raise
@@ -149,7 +152,7 @@ def build(kube, task, warn, run_command=None):
     return operation.build(kube, task, warn, run_command)
 
 
-def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=None):
+def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=None, events=None):
     """Execute ``operation`` on the pods that ``task`` targets."""
     warn = warn or (lambda message: None)
     drainer = check_options(task)
@@ -177,7 +180,7 @@ def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=
     if watch and shared is None:
         labels, fields = target.selectors()
         watcher = PodWatcher(kube, target.namespace, labels, fields).start(pods, version)
-    runner = engine.Engine(kube, operation, options, watcher)
+    runner = engine.Engine(kube, operation, options, watcher, events=events)
     try:
         result = runner.run(pods)
     finally:

@@ -47,6 +47,7 @@ extends_documentation_fragment:
   - inplace.k8s.wait
   - inplace.k8s.drain
   - inplace.k8s.owners
+  - inplace.k8s.events
 options:
   containers:
     description:
@@ -359,7 +360,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import (
-    AUTH_ARG_SPEC, DRAIN_ARG_SPEC, OWNERS_ARG_SPEC, TARGET_ARG_SPEC, TARGET_CONSTRAINTS, WAIT_ARG_SPEC, argument_spec,
+    AUTH_ARG_SPEC, DRAIN_ARG_SPEC, EVENTS_ARG_SPEC, OWNERS_ARG_SPEC, TARGET_ARG_SPEC, TARGET_CONSTRAINTS,
+    WAIT_ARG_SPEC, argument_spec,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.options import ImageChange
 
@@ -373,6 +375,7 @@ MODULE_ARGS = {
 def main():
     module = AnsibleModule(
         argument_spec=argument_spec(AUTH_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, DRAIN_ARG_SPEC, OWNERS_ARG_SPEC,
+                                    EVENTS_ARG_SPEC,
                                     **MODULE_ARGS),
         supports_check_mode=True, **TARGET_CONSTRAINTS)
     runner.execute(module, lambda: runner.run_module(module, ImageChange))

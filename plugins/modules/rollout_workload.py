@@ -53,6 +53,7 @@ extends_documentation_fragment:
   - inplace.k8s.auth
   - inplace.k8s.action_group
   - inplace.k8s.owners
+  - inplace.k8s.events
 options:
   state:
     description: The step to run.
@@ -418,7 +419,9 @@ startup.compile_once()   # before the other imports: they compile once, not twic
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
-from ansible_collections.inplace.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, OWNERS_ARG_SPEC, argument_spec
+from ansible_collections.inplace.k8s.plugins.module_utils.args import (
+    AUTH_ARG_SPEC, EVENTS_ARG_SPEC, OWNERS_ARG_SPEC, argument_spec,
+)
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import ROLLOUT_ARG_SPEC
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 
@@ -437,7 +440,8 @@ MODULE_ARGS = dict(ROLLOUT_ARG_SPEC, **{
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(AUTH_ARG_SPEC, OWNERS_ARG_SPEC, **MODULE_ARGS), supports_check_mode=True,
+    module = AnsibleModule(argument_spec=argument_spec(AUTH_ARG_SPEC, OWNERS_ARG_SPEC, EVENTS_ARG_SPEC, **MODULE_ARGS),
+                           supports_check_mode=True,
                            required_together=[('kind', 'name')], required_one_of=[('kind', 'label_selectors')])
     runner.execute(module, lambda: Rollout.from_module(module).run())
 

@@ -246,6 +246,10 @@ class Kube:
         (owners/found.py reads them)."""
         return json.loads(self._body(self._open('GET', path)))
 
+    def request_once(self, method, path, query=None, body=None, content_type=None):
+        """One JSON request, not retried: for best-effort writes (operations/events.py) that must not hold a run up."""
+        return _decode(self._body(self._open(method, path, query, body, content_type)))
+
     def stream(self, path, query):
         """Yield the JSON lines of a watch. Opening is retried; a broken stream just ends, and so does
         a silent one: the read timeout is the watch's ``timeoutSeconds`` (after which the server ends

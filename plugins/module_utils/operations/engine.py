@@ -24,7 +24,7 @@ from collections import namedtuple
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.operations import prepull
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import events as kube_events, prepull
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.draining import Draining
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.operation import Operation
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.ownership import Ownership
@@ -52,9 +52,11 @@ Options.__new__.__defaults__ = (False, None, False, None, None, None)
 class Engine(PodSteps, Ownership, Draining, Waiting, Results):
     """Runs one operation over many pods. ``watcher`` (waiter.PodWatcher) is needed unless check
     mode or no waiting is asked; ``warnings`` collects what the module should warn about. ``owner``
-    (record.new_owner) is written into every record; another run's live record refuses the pod."""
+    (record.new_owner) is written into every record; another run's live record refuses the pod. ``events``
+    (events.Recorder): the Kubernetes Events of the pods' changes (default: none)."""
 
-    def __init__(self, kube, operation, options, watcher=None, sleep=time.sleep, clock=time.monotonic, owner=None):
+    def __init__(self, kube, operation, options, watcher=None, sleep=time.sleep, clock=time.monotonic, owner=None,
+                 events=None):
         self.kube = kube
         self.op = operation
         self.options = options
@@ -65,6 +67,7 @@ class Engine(PodSteps, Ownership, Draining, Waiting, Results):
         # The ansible process of this run: once it is gone a relaunch waits for this one to finish (cancel.py).
         self.owner.setdefault('playbook', cancel.outermost())
         self.warnings = []
+        self.events = events or kube_events.Recorder.off()
         self._lock = threading.Lock()
         self._started = clock()
         self._denied = None   # admission denied the change on a pod: the others are not attempted

@@ -105,11 +105,14 @@ class PodSteps:
         return True
 
     def _change(self, run, resume):
-        """Drain, write, wait, undrain one pod (its turn come)."""
+        """Drain, write, wait, undrain one pod (its turn come); its Events (operations/events.py)."""
+        if run.plan.action == planning.UPDATE:
+            self.events.pod_started(run.pod, run.plan)
         try:
             return self._change_pod(run, resume)
         finally:
             cancel.in_flight_done(run.plan.name, run.status)
+            self.events.pod_finished(run)
 
     def _change_pod(self, run, resume):
         plan = run.plan

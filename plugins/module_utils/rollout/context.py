@@ -9,12 +9,13 @@ run's hold on the workload record, and the values pods should have now."""
 import time
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.operations import prepull
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import events, prepull
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.images import satisfies
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import ROLLED_BACK, ROLLING_BACK
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, budgets, progress
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.status import Teller
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_converged, pod_matches
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import watch_failures
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import Workload, write_record
@@ -54,6 +55,11 @@ class RolloutContext:
             self.workload = Workload(kube, options.kind, options.namespace, options.name, clock, sleep)
         self.drainer = drain.drainer(options.readiness_gate, options.drain_label)
         self.progress = progress.Silent()   # the live progress of state rollout (rollout/loop.py)
+        # Kubernetes Events of the run (pods' and the workload's) and the workload's status line. The successes told
+        # are the rollout's first pods: the role's later steps (with pods counted done) tell fewer, or none.
+        self.events = events.Recorder(kube, options.events and not check_mode, self.owner['run'], self.warnings.append,
+                                      successes=max(0, events.POD_SUCCESSES - len(self.watched)))
+        self.tell = Teller(self.events, self.workload)
 
     # ---- shared
 
@@ -156,6 +162,11 @@ class RolloutContext:
                 self._stamp(rec, rec)
             else:
                 write_record(w, rec, stamp=lambda current, _rec: self._stamp(current, current))
+
+    def _told_step(self, batch, out):
+        """After a step: its Event; a halt also writes the workload's status (its way out) with the record."""
+        if not self.check_mode and self.tell.step(batch, out):
+            self._renew()
 
     def _current_target(self):
         """The values pods should have now: the rollout's target, or the before-values while rolling back."""

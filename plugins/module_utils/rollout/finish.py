@@ -101,9 +101,11 @@ class FinishStep:
         if not changed or self.check_mode:
             return self.result(pods, changed=changed, old=[podstate.meta(p, 'name') for p in old])
         timeout = self.options.wait_timeout
+        self.tell.ending(pods, old)
         if final == RELEASED:
             # Pods may be left failing: restore the strategy and wait only until the controller saw it.
             write_record(w, _ended(rec, final, w.protection), spec, stamp=self._stamp)
+            self.tell.ended(rec, final, old)
             w.wait_for('the controller to observe the release', w.observed, timeout)
             self.warnings.append('%s %s/%s released: %d pod(s) not on the rollout\'s target stay as they are%s' % (
                 w.kind, w.namespace, w.name, len(old), (': ' + ', '.join(podstate.meta(p, 'name') for p in old))
@@ -115,6 +117,7 @@ class FinishStep:
                          stamp=self._stamp, check=check)
             w.wait_for('currentRevision to reach updateRevision', lambda obj: w.converged(obj, True), timeout)
         write_record(w, _ended(rec, final, w.protection), spec, stamp=self._stamp, check=check)
+        self.tell.ended(rec, final, old)
         w.wait_for('the workload status to converge', lambda obj: w.converged(obj, not old), timeout)
         if old:
             self.warnings.append('%d pod(s) left on the old version: %s' % (

@@ -24,6 +24,7 @@ class HealthWatch:
         if self.check_mode:
             return self.result([], failed_pods=[], watched=0, message='would watch %d pod(s) for %ss' % (
                 len(self.watched), seconds))
+        self.tell.paused(seconds, len(self.watched))
         self._renew()
         deadline = renewed = self.clock()
         deadline += seconds

@@ -72,6 +72,7 @@ RUN_DEFAULTS = (
     ('drain_seconds', 0), ('on_failure', 'stop'), ('restart_strategy', 'auto'), ('wait_timeout', 300),
     ('run_id', None), ('force_takeover', False), ('min_ready_seconds', 0), ('to_revision', None),
     ('pause_seconds', 0), ('canary_pause_seconds', 0), ('stop_after_batches', 0), ('owners', 'refuse'),
+    ('events', True),
 ) + tuple(INTERNAL.items()) + STEP_FIELDS
 
 

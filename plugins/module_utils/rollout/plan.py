@@ -90,7 +90,9 @@ class PlanStep:
                            'saved': saved, 'started': record.timestamp()}
                 if self._partition is not None:
                     rec = dict(rec, partition=self._partition)
+                self.tell.progress(len(pods) - len([p for p in pods if self.pending(p)]), len(pods))
                 write_record(w, rec, w.hold_spec(), stamp=self._stamp)
+                self.tell.started(w.record, resuming, len(pending), len(pods))
                 w.set_template(self.images, self.resources)
                 labels, revision = w.revision(self.options.wait_timeout)
                 w.relabel([p for p in pods if not self.pending(p)], labels)

@@ -72,6 +72,7 @@ class RollbackStep:
         labels, revision = {}, None
         if changed and not self.check_mode:
             write_record(w, dict(rec, state=ROLLING_BACK), w.hold_spec(), stamp=self._stamp)
+            self.tell.rolling_back(rec)
             w.set_template(images, resources)
             labels, revision = w.revision(self.options.wait_timeout)
         # The template is back on the revision from before: what the steps of this call read of it is read again.

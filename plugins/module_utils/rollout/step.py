@@ -57,8 +57,10 @@ class BatchStep:
                               not_started=[], recreated=[], timings={}, **self._progress(self.pods(), images, resources))
             out['warnings'] = unique(out['warnings'])
             out.update(progress=progress_lines(batch, out, self.check_mode), halt=halts(out, batch))
+            self._told_step(batch, out)
             return out
         sliding = bool(self.options.window) and not self.check_mode
+        self.tell.before_step(batch, len(self.watched))
         try:
             gated = self.gate(names, whole=not sliding)
         except InplaceError as exc:
@@ -110,6 +112,7 @@ class BatchStep:
             out['diff'] = [r.pop('diff') for r in changes.values() if r.get('diff')]
         out['warnings'] = unique(out['warnings'])
         out.update(progress=progress_lines(batch, out, self.check_mode), halt=halts(out, batch))
+        self._told_step(batch, out)
         return out
 
     def _prepull_ahead(self, batch):
@@ -176,7 +179,7 @@ class BatchStep:
         draining = Drain(readiness_gate=self.options.readiness_gate, drain_label=self.options.drain_label,
                          required=bool(self.options.require_readiness_gate), seconds=self.options.drain_seconds or 0)
         return runner.run(Task(target, change, wait, draining), self.kube, self.check_mode, self.diff,
-                          self.warnings.append, self.run_command)
+                          self.warnings.append, self.run_command, self.events)
 
 
 def recreated_pods(changes):

@@ -38,7 +38,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
     InplaceError, NotFoundError, ValidationError, WaitTimeout,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import poll, podstate, record, targets
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import history, partition
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import history, partition, status
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.release import WorkloadRelease
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import owned_by, selector_string
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.templates import apply_change, change_ops, label_ops
@@ -100,6 +100,7 @@ class Workload(WorkloadRelease):
         self.history = None   # set_template: what it does to the revision history (history.History.summary)
         self._book = None     # set_template: the History whose revision revision() names
         self.protection = None   # release_spec: what it left to protect pods, and the user's strategy under it
+        self.progress = None     # what the status annotation tells of the pods (rollout/status.py Teller.progress)
 
     # ---- API access
 
@@ -344,4 +345,7 @@ def write_record(workload, rec, spec=None, stamp=None, check=None):
         check(workload)
     if stamp is not None:
         rec = stamp(workload.record, rec)
-    return workload.patch(record.workload_patch(workload.obj, rec, spec))
+    body = record.workload_patch(workload.obj, rec, spec)
+    # The line a person reads (rollout/status.py), with the record: no write of its own.
+    body['metadata']['annotations'][status.ANNOTATION] = status.text(rec, workload.progress) if rec is not None else None
+    return workload.patch(body)

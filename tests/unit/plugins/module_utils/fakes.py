@@ -77,6 +77,20 @@ class FakeCluster(object):
         answer = self.request('GET', path, {'labelSelector': label_selector, 'fieldSelector': field_selector})
         return answer.get('items') or [], '1'
 
+    def request_once(self, method, path, query=None, body=None, content_type=None):
+        """The Events API (operations/events.py): events.k8s.io Events kept in ``kube_events`` by name."""
+        if '/apis/events.k8s.io/v1/' not in path:
+            raise NotImplementedError(path)
+        store = self.__dict__.setdefault('kube_events', {})
+        if method == 'POST':
+            store[body['metadata']['name']] = copy.deepcopy(body)
+            return copy.deepcopy(body)
+        name = path.rsplit('/', 1)[-1]
+        if name not in store:
+            raise NotFoundError('events "%s" not found' % name, status=404)
+        store[name].update(copy.deepcopy(body))
+        return copy.deepcopy(store[name])
+
     def _create(self, body):
         """A pod created (a pre-pull pod): its kubelet pulls each image at once, images ending in -pullfail fail to
         pull, in -slowpull are still pulling; a pulled image's container cannot start (prepull.NOOP_COMMAND)."""
