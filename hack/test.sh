@@ -13,7 +13,7 @@ source "$root/hack/stages.sh"
 # A second lane on a cluster of its own (its own directory and ports) beside the default's: the core subset on the
 # oldest supported release, then these integration targets on the default release (the first lane runs the others).
 lane_env=(CLUSTERDIR="$CACHE/lane-b-cluster" APISERVER_PORT=36443 ETCD_PORT=32379 KUBELET_PORT_BASE=31250)
-lane_b=(awx_runner service_continuity label_drain fix_forward resume rollout_progress)
+lane_b=(awx_runner service_continuity concurrent_runs label_drain fix_forward resume rollout_progress)
 trap 'hack/cluster.sh down >/dev/null 2>&1; env "${lane_env[@]}" hack/cluster.sh down >/dev/null 2>&1 || true' EXIT
 # The failing tasks of the integration targets, repeated after the summary: a long log is often cut.
 export FAILURES_OUT=$CACHE/integration-failures.txt
