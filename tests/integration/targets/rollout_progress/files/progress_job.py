@@ -29,7 +29,7 @@ GAP = 10.0
 
 
 def when(event):
-    return datetime.datetime.strptime(event['created'], '%Y-%m-%dT%H:%M:%S.%f').timestamp()
+    return datetime.datetime.fromisoformat(event['created']).timestamp()
 
 
 def main(argv):
