@@ -92,9 +92,10 @@ kruise-up:
 kruise-down:
 	hack/kruise.sh down
 
-# OUT defaults to bench/results.json (hack/bench.sh); the committed numbers are in docs/performance.md.
+# Its own summary and charts under bench/kruise/ (the committed run: bench/kruise/results.json, docs/performance.md).
 bench-kruise: venv
-	SCENARIOS=kruise REPEAT=$(REPEAT) hack/bench.sh "$(PODS)"
+	mkdir -p bench/kruise
+	SCENARIOS=kruise REPEAT=$(REPEAT) OUT=$(CURDIR)/bench/kruise/results.json hack/bench.sh "$(PODS)"
 
 soak: venv
 	SOAK_FAULTS=$(SOAK_FAULTS) SOAK_SEED=$(SOAK_SEED) SOAK_PODS=$(SOAK_PODS) hack/soak.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # OpenKruise v1.8.2 on the running local cluster (opt-in: nothing of it is needed by `make test`).
-#   hack/kruise.sh build|up|down|status
+#   hack/kruise.sh build|up|down|status|test
 # build: kruise-manager and kruise-daemon from the Go module tests/kruise (cached in $CACHE/bin; FORCE=1 rebuilds).
 # up:    the cluster must be up (hack/cluster.sh up). Applies Kruise's CRDs and webhook configurations from the
 #        module's own config/ (kustomize, with config/default's name prefix), then runs kruise-manager as a process
@@ -10,6 +10,7 @@
 #        KRUISE_DAEMON=0: no daemons. KRUISE_FEATURE_GATES: more feature gates for the manager.
 # down:  deletes the webhook configurations first (their failurePolicy Fail would refuse every pod creation once
 #        the manager is gone), stops the processes, deletes the CRDs (with every Kruise object) and the namespace.
+# test:  tests/kruise/crr.yml: container_recreate strategy kruise against real ContainerRecreateRequests (Kruise up).
 # Ports: KRUISE_PORT_BASE (default APISERVER_PORT + 100): webhook, +1 metrics, +2 health, +10+N daemon of node N.
 # The processes carry the cluster's marker (INPLACE_LOCAL_CLUSTER_DIR), so hack/cluster.sh down stops them too.
 set -euo pipefail
@@ -144,10 +145,21 @@ status() {
   done
 }
 
+crr_test() {
+  running manager || { echo "kruise: not running: hack/kruise.sh up first" >&2; exit 1; }
+  local venv=${VENV:-$CACHE/venv} collections=$CACHE/collections
+  mkdir -p "$collections/ansible_collections/inplace"
+  ln -sfn "$root" "$collections/ansible_collections/inplace/k8s"
+  ANSIBLE_COLLECTIONS_PATH=$collections K8S_AUTH_KUBECONFIG=$kubeconfig ANSIBLE_LOCALHOST_WARNING=False \
+    "$venv/bin/ansible-playbook" -i localhost, -e "ansible_python_interpreter=$venv/bin/python" \
+    "$root/tests/kruise/crr.yml" "$@"
+}
+
 case "${1:-}" in
   build) build ;;
   up) up ;;
   down) down ;;
   status) status ;;
-  *) echo "usage: hack/kruise.sh build|up|down|status" >&2; exit 2 ;;
+  test) shift; crr_test "$@" ;;
+  *) echo "usage: hack/kruise.sh build|up|down|status|test" >&2; exit 2 ;;
 esac

@@ -70,12 +70,14 @@ def rolled_out(cloneset, replicas):
 def rollout(cluster, namespace, replicas, timeout, image=workloads.NEW_IMAGE):
     """Set ``image`` on the CloneSet's template and wait until Kruise has rolled it out; the seconds it took."""
     custom = _custom(cluster)
-    version = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, 'bench')['metadata'][
-        'resourceVersion']
+    current = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, 'bench')
+    version = current['metadata']['resourceVersion']
+    containers = current['spec']['template']['spec']['containers']
+    containers[0]['image'] = image
     start = time.time()
-    # A JSON patch (the client sends a list as application/json-patch+json): custom objects take no strategic merge.
-    custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, 'bench', [
-        {'op': 'replace', 'path': '/spec/template/spec/containers/0/image', 'value': image}])
+    # The client sends a merge patch to custom objects (no strategic merge): the container list as a whole.
+    custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, 'bench', {
+        'spec': {'template': {'spec': {'containers': containers}}}})
     stream = watch.Watch()
     deadline = start + timeout
     done = False

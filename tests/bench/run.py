@@ -487,7 +487,7 @@ def targets(results):
     found.update(window_targets(results))
     pods = max(r['pods'] for r in results)
     plain, drained = by_name(results, pods, 'image 100%'), by_name(results, pods, 'image 100% drain')
-    inplace = [r for r in results if r['pods'] == pods and r['method'] not in ('native', 'kcore') and 'error' not in r]
+    inplace = [r for r in results if r['pods'] == pods and r['method'] not in ('native', 'kcore', 'kruise') and 'error' not in r]
     # Targets are judged with Ansible's defaults; rows run with other Ansible settings are told beside.
     inplace, settings = by_settings(inplace)
     if plain:
