@@ -7,7 +7,8 @@
 #        against the cluster, its webhooks served on 127.0.0.1 (WEBHOOK_HOST: Kruise writes URL webhooks and makes
 #        its own self-signed certificates for that IP), and one kruise-daemon per node in a mount namespace of its
 #        own where /hostvarrun is the node's directory (the daemon finds the CRI socket only under /hostvarrun).
-#        KRUISE_DAEMON=0: no daemons. KRUISE_FEATURE_GATES: more feature gates for the manager.
+#        KRUISE_DAEMON=0: no daemons. KRUISE_FEATURE_GATES: more feature gates for the manager, KRUISE_MANAGER_ARGS:
+#        more flags (e.g. --rest-config-qps 300; its default client rate is 30 requests/s, burst 50).
 # down:  deletes the webhook configurations first (their failurePolicy Fail would refuse every pod creation once
 #        the manager is gone), stops the processes, deletes the CRDs (with every Kruise object) and the namespace.
 # test:  tests/kruise/crr.yml: container_recreate strategy kruise against real ContainerRecreateRequests (Kruise up).
@@ -86,13 +87,19 @@ up() {
   mkdir -p "$state/certs"
   if running manager; then echo "kruise: kruise-manager is running (pid $(cat "$state/manager.pid"))"; return; fi
   kube create namespace "$namespace" --dry-run=client -o yaml | kube apply -f - >/dev/null
-  manifests crd | kube apply --server-side --force-conflicts -f - >/dev/null
+  # Once only: the manager rewrites the webhooks' client configs (a Service reference to a URL), and applying
+  # Kruise's manifests over them again would ask for both (refused: "exactly one of url or service").
+  if ! kube get crd clonesets.apps.kruise.io >/dev/null 2>&1; then
+    manifests crd | kube apply --server-side -f - >/dev/null
+  fi
   kube wait --for condition=Established --timeout=60s $(kruise_crds) >/dev/null
-  manifests webhook | kube apply --server-side --force-conflicts -f - >/dev/null
+  if ! kube get mutatingwebhookconfiguration kruise-mutating-webhook-configuration >/dev/null 2>&1; then
+    manifests webhook | kube apply --server-side -f - >/dev/null
+  fi
   WEBHOOK_HOST=127.0.0.1 WEBHOOK_PORT=$base WEBHOOK_CERT_DIR=$state/certs POD_NAMESPACE=$namespace \
     start manager "$manager" --enable-leader-election=false --enable-pprof=false \
     --metrics-addr "127.0.0.1:$((base + 1))" --health-probe-addr "127.0.0.1:$((base + 2))" \
-    ${KRUISE_FEATURE_GATES:+--feature-gates "$KRUISE_FEATURE_GATES"} --v=2
+    ${KRUISE_FEATURE_GATES:+--feature-gates "$KRUISE_FEATURE_GATES"} ${KRUISE_MANAGER_ARGS:-} --v=2
   wait_for "kruise-manager ready (log: $state/manager.log)" 180 curl -sf "http://127.0.0.1:$((base + 2))/readyz"
   echo "kruise: kruise-manager ready, webhooks at https://127.0.0.1:$base (log: $state/manager.log)"
   [ "${KRUISE_DAEMON:-1}" = 1 ] || return 0
