@@ -81,8 +81,9 @@ kruise_crds() { kube get crd -o name | grep -E '\.kruise\.io$' || true; }
 nodes() { kube get nodes -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}'; }
 
 up() {
-  [ -f "$kubeconfig" ] && kube get --raw /readyz >/dev/null 2>&1 || {
-    echo "kruise: the local cluster is not up ($kubeconfig): hack/cluster.sh up first" >&2; exit 1; }
+  if ! { [ -f "$kubeconfig" ] && kube get --raw /readyz >/dev/null 2>&1; }; then
+    echo "kruise: the local cluster is not up ($kubeconfig): hack/cluster.sh up first" >&2; exit 1
+  fi
   build
   mkdir -p "$state/certs"
   if running manager; then echo "kruise: kruise-manager is running (pid $(cat "$state/manager.pid"))"; return; fi
@@ -92,14 +93,18 @@ up() {
   if ! kube get crd clonesets.apps.kruise.io >/dev/null 2>&1; then
     manifests crd | kube apply --server-side -f - >/dev/null
   fi
-  kube wait --for condition=Established --timeout=60s $(kruise_crds) >/dev/null
+  local crds
+  mapfile -t crds < <(kruise_crds)
+  kube wait --for condition=Established --timeout=60s "${crds[@]}" >/dev/null
   if ! kube get mutatingwebhookconfiguration kruise-mutating-webhook-configuration >/dev/null 2>&1; then
     manifests webhook | kube apply --server-side -f - >/dev/null
   fi
+  local extra=()
+  read -r -a extra <<<"${KRUISE_MANAGER_ARGS:-}"
   WEBHOOK_HOST=127.0.0.1 WEBHOOK_PORT=$base WEBHOOK_CERT_DIR=$state/certs POD_NAMESPACE=$namespace \
     start manager "$manager" --enable-leader-election=false --enable-pprof=false \
     --metrics-addr "127.0.0.1:$((base + 1))" --health-probe-addr "127.0.0.1:$((base + 2))" \
-    ${KRUISE_FEATURE_GATES:+--feature-gates "$KRUISE_FEATURE_GATES"} ${KRUISE_MANAGER_ARGS:-} --v=2
+    ${KRUISE_FEATURE_GATES:+--feature-gates "$KRUISE_FEATURE_GATES"} "${extra[@]}" --v=2
   wait_for "kruise-manager ready (log: $state/manager.log)" 180 curl -sf "http://127.0.0.1:$((base + 2))/readyz"
   echo "kruise: kruise-manager ready, webhooks at https://127.0.0.1:$base (log: $state/manager.log)"
   [ "${KRUISE_DAEMON:-1}" = 1 ] || return 0
@@ -108,6 +113,7 @@ up() {
   for node in $(nodes); do
     i=$((i + 1))
     [ -S "$CLUSTERDIR/nodes/$node/cri.sock" ] || { echo "kruise: no CRI socket for $node" >&2; exit 1; }
+    # shellcheck disable=SC2016 # $1 and $2 are the inner shell's arguments
     NODE_NAME=$node start "daemon-$node" unshare --mount --propagation private sh -c \
       'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$CLUSTERDIR/nodes/$node" "$hostvarrun" \
       "$daemon" --socket-file cri.sock --addr "127.0.0.1:$((base + 10 + i))" --enable-pprof=false --v=2
@@ -117,9 +123,9 @@ up() {
 }
 
 stop_pid() {
-  local pid=$1 n
+  local pid=$1 _
   kill -TERM "$pid" 2>/dev/null || return 0
-  for n in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
   kill -KILL "$pid" 2>/dev/null || true
 }
 
@@ -135,9 +141,11 @@ down() {
     rm -f "$f"
   done
   if [ -f "$kubeconfig" ] && kube get --raw /readyz >/dev/null 2>&1; then
-    local crds; crds=$(kruise_crds)
-    [ -z "$crds" ] || kube delete --ignore-not-found --wait=false $crds >/dev/null
-    kube delete namespace "$namespace" --ignore-not-found --wait=false >/dev/null
+    local crds
+    mapfile -t crds < <(kruise_crds)
+    # Waited for (bounded): an up right after must not find them still terminating.
+    [ ${#crds[@]} = 0 ] || kube delete --ignore-not-found --timeout=120s "${crds[@]}" >/dev/null
+    kube delete namespace "$namespace" --ignore-not-found --timeout=120s >/dev/null
   fi
   rmdir "$hostvarrun" 2>/dev/null || true
   echo "kruise: stopped"
