@@ -14,6 +14,7 @@
 # test:  tests/kruise/crr.yml: container_recreate strategy kruise against real ContainerRecreateRequests (Kruise up).
 # Ports: KRUISE_PORT_BASE (default APISERVER_PORT + 100): webhook, +1 metrics, +2 health, +10+N daemon of node N.
 # The processes carry the cluster's marker (INPLACE_LOCAL_CLUSTER_DIR), so hack/cluster.sh down stops them too.
+# Needs kubectl (its kustomize applies Kruise's manifests), curl, and root for the daemons' mount namespaces (unshare).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export GOTOOLCHAIN=local
