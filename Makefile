@@ -21,7 +21,8 @@ VENV       := $(CACHE)/venv
 export CACHE CLUSTERDIR NODES K8S
 
 .PHONY: help venv cluster-build cluster-up cluster-down cluster-status cluster-test \
-        sanity units integration test test-versions test-oldest demo bench soak clean
+        sanity units integration test test-versions test-oldest demo bench soak clean \
+        kruise-build kruise-up kruise-down bench-kruise
 
 help:
 	@echo "make demo            build and start the local cluster, run an in-place rollout, print before/after"
@@ -32,6 +33,9 @@ help:
 	@echo "                     each Kubernetes release (default: all of both); results: tests/cluster/versions/results.json"
 	@echo "make test-oldest      the core targets on the oldest supported release (1.33)"
 	@echo "make bench PODS=10,100 REPEAT=1  benchmarks on the local cluster"
+	@echo "make kruise-up       opt-in: OpenKruise v1.8.2 (kruise-manager, a kruise-daemon per node) on the running local"
+	@echo "                     cluster (hack/kruise.sh; make kruise-down removes it); not needed by make test"
+	@echo "make bench-kruise PODS=100,300  the CloneSet beside the role and the native rolling update (Kruise up first)"
 	@echo "make soak SOAK_FAULTS=55 SOAK_SEED= SOAK_PODS=30  chaos soak (a random seed unless SOAK_SEED is set) of the rollout role on the running local cluster"
 
 venv: $(VENV)/.done
@@ -78,6 +82,20 @@ demo: venv
 
 bench: venv
 	REPEAT=$(REPEAT) hack/bench.sh "$(PODS)"
+
+kruise-build:
+	hack/kruise.sh build
+
+kruise-up:
+	hack/kruise.sh up
+
+kruise-down:
+	hack/kruise.sh down
+
+# Its own summary and charts under bench/kruise/ (the committed run: bench/kruise/results.json, docs/performance.md).
+bench-kruise: venv
+	mkdir -p bench/kruise
+	SCENARIOS=kruise REPEAT=$(REPEAT) OUT=$(CURDIR)/bench/kruise/results.json hack/bench.sh "$(PODS)"
 
 soak: venv
 	SOAK_FAULTS=$(SOAK_FAULTS) SOAK_SEED=$(SOAK_SEED) SOAK_PODS=$(SOAK_PODS) hack/soak.sh

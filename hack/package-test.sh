@@ -25,7 +25,7 @@ ansible-galaxy collection build --output-path "$work/dist" "$root"
 echo "=== tarball contents"
 tar -tzf "$tarball" | sed 's|^\./||' | sort > "$work/files"
 echo "package-test: $(wc -l < "$work/files") entries"
-unwanted=$(grep -E '^(tests/cluster|tests/output|\.cache|\.cluster[^/]*|\.ci|\.git|\.ansible|hack|docs/collection)(/|$)|(^|/)(__pycache__|\.pytest_cache|venv|\.venv)(/|$)|\.(pyc|tmp|tar\.gz)$' "$work/files" || true)
+unwanted=$(grep -E '^(tests/cluster|tests/kruise|tests/output|\.cache|\.cluster[^/]*|\.ci|\.git|\.ansible|hack|docs/collection)(/|$)|(^|/)(__pycache__|\.pytest_cache|venv|\.venv)(/|$)|\.(pyc|tmp|tar\.gz)$' "$work/files" || true)
 [ -z "$unwanted" ] || fail "the tarball holds development files:"$'\n'"$unwanted"
 for wanted in MANIFEST.json FILES.json README.md LICENSE meta/runtime.yml meta/execution-environment.yml \
               requirements.txt bindep.txt plugins/modules/inplace_image.py roles/rollout/tasks/main.yml \

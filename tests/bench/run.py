@@ -34,6 +34,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batchin
 
 import charts
 import kcore
+import kruise
 import launcher
 import measure
 import workloads
@@ -67,6 +68,9 @@ SCENARIOS = [
     # checks for the task's result a tenth as often. Ansible reads this setting from ansible.cfg only: the scenario
     # writes one and names it in ANSIBLE_CONFIG.
     ('role Deployment 25% poll 10 ms', 'role', 'Deployment', '25%', False),
+    # OpenKruise's CloneSet, InPlaceIfPossible, maxUnavailable 25%, maxSurge 0 (tests/bench/kruise.py): opt-in, it
+    # needs Kruise on the cluster (make kruise-up); named or through SCENARIOS=kruise (KRUISE_GROUP), never by default.
+    ('kruise CloneSet 25%', 'kruise', 'CloneSet', '25%', False),
 ]
 PULL_SECONDS = 5
 PULL_IMAGE = 'registry.example/bench:2.0-slow2-pull%d' % PULL_SECONDS
@@ -81,7 +85,8 @@ VARIANTS = {
 # Above LARGE pods only these run (the targets' pairs: role and module windows, native 25%/0 and 25%/25%),
 # so that N=1000 fits in the time and on 2 cores; the others run at every smaller N.
 LARGE = 100
-AT_ANY_SIZE = ('image window 25%', 'role Deployment 25%', 'native Deployment 25%/25%', 'native Deployment 25%/0')
+AT_ANY_SIZE = ('image window 25%', 'role Deployment 25%', 'native Deployment 25%/25%', 'native Deployment 25%/0',
+               'kruise CloneSet 25%')
 
 # The traffic scenario: one Deployment (a readiness gate, the app's port and an httpGet readiness probe
 # every second) behind a Service; the changes run in this order, each from the image the one before left.
@@ -96,6 +101,12 @@ TRAFFIC = [
     ('traffic in place', 'window', False, 'registry.example/bench:3.0-slow1', 1),
     ('traffic native', 'native', False, 'registry.example/bench:4.0-slow1', 1),
 ]
+# The CloneSet under the same traffic, its own workload (a CloneSet of N pods behind the same Service): Kruise's
+# in-place update with its InPlaceUpdateReady gate and gracePeriodSeconds = DRAIN_SECONDS, as wide a window.
+KRUISE_TRAFFIC = [('traffic kruise CloneSet drain', 'kruise', True, 'registry.example/bench:2.0-slow1', 1)]
+# SCENARIOS=kruise: the CloneSet beside the role's window and the native rolling updates, each also under traffic.
+KRUISE_GROUP = ('kruise CloneSet 25%', 'role Deployment 25%', 'native Deployment 25%/0', 'native Deployment 25%/25%',
+                'traffic', KRUISE_TRAFFIC[0][0])
 TRAFFIC_MIN_WINDOW = 5  # pods in flight at least: a small N (the CI smoke run) rolls in two waves, not four
 TRAFFIC_RATE = 100      # requests per second through the Service
 TRAFFIC_DELAY = 1       # seconds: the client uses an EndpointSlice change this long after it sees it
@@ -190,8 +201,11 @@ class Bench(object):
         self.cluster.create_namespace(namespace)
         try:
             unavailable, _slash, surge = batch.partition('/')
-            self.cluster.create_workload(namespace, kind, pods, gated=gated, max_unavailable=unavailable,
-                                         max_surge=surge or unavailable)
+            if kind == 'CloneSet':
+                kruise.create(self.cluster, namespace, pods, max_unavailable=unavailable)
+            else:
+                self.cluster.create_workload(namespace, kind, pods, gated=gated, max_unavailable=unavailable,
+                                             max_surge=surge or unavailable)
             before = self.cluster.snapshot(namespace)
             scheduled = self.cluster.scheduled_events(namespace)
             metrics = measure.request_totals(self.cluster.metrics())
@@ -199,6 +213,17 @@ class Bench(object):
             image = variant.get('image', workloads.NEW_IMAGE)
             if method == 'native':
                 result['wall'] = round(self.cluster.native_rollout(namespace, kind, pods, TIMEOUT), 2)
+            elif method == 'kruise':
+                pod_watch = workloads.PodWatch(self.args.kubeconfig, namespace, TIMEOUT + 60)
+                try:
+                    result['wall'] = round(kruise.rollout(self.cluster, namespace, pods, TIMEOUT, image=image), 2)
+                finally:
+                    events = pod_watch.stop()
+                seconds, missing = measure.unavailable_in_place(events, workloads.OLD_IMAGE)
+                result.update(unavailable=measure.spread(seconds), kruise=kruise.installed(self.cluster))
+                if missing:
+                    result['error'] = 'the pod watch saw pods leave service and not come back: %s' % ', '.join(
+                        missing[:5])
             elif method == 'kcore':
                 self.rollout(result, namespace, sorted(v['name'] for v in before.values()))
             else:
@@ -297,16 +322,21 @@ class Bench(object):
 
     # ---- the traffic scenario
 
-    def traffic(self, pods, changes, attempt=0):
-        """The traffic scenario at ``pods`` pods: one result per change of ``changes`` (TRAFFIC entries)."""
-        namespace = 'bench-%s-%d-traffic-%d' % (self.run_id, pods, attempt)
+    def traffic(self, pods, changes, attempt=0, kind='Deployment'):
+        """The traffic scenario at ``pods`` pods: one result per change of ``changes`` (TRAFFIC entries, or
+        KRUISE_TRAFFIC's on a CloneSet)."""
+        namespace = 'bench-%s-%d-traffic-%s%d' % (self.run_id, pods, kind[0].lower(), attempt)
         batch = traffic_batch(pods)
-        results = [{'pods': pods, 'scenario': name, 'method': method, 'kind': 'Deployment', 'batch': batch,
+        results = [{'pods': pods, 'scenario': name, 'method': method, 'kind': kind, 'batch': batch,
                     'drain': gated, 'image': image} for name, method, gated, image, smallest in changes
                    if pods >= smallest]
         self.cluster.create_namespace(namespace)
         try:
-            self.cluster.create_workload(namespace, 'Deployment', pods, gated=True, max_unavailable=batch, serve=True)
+            if kind == 'CloneSet':
+                kruise.create(self.cluster, namespace, pods, max_unavailable=batch, drain_seconds=DRAIN_SECONDS,
+                              serve=True)
+            else:
+                self.cluster.create_workload(namespace, kind, pods, gated=True, max_unavailable=batch, serve=True)
             self.cluster.create_service(namespace)
             workloads.wait_until(lambda: self.cluster.ready_endpoints(namespace) == pods, 60 + pods,
                                  '%d ready endpoints of the Service' % pods)
@@ -344,6 +374,9 @@ class Bench(object):
                 if result['method'] == 'native':
                     result['wall'] = round(self.cluster.native_rollout(
                         namespace, 'Deployment', result['pods'], TIMEOUT, image=result['image'], drop_gates=True), 2)
+                elif result['method'] == 'kruise':
+                    result['wall'] = round(kruise.rollout(self.cluster, namespace, result['pods'], TIMEOUT,
+                                                          image=result['image']), 2)
                 else:
                     rolled = self.rollout(result, namespace, sorted(v['name'] for v in before.values()), image=result['image'],
                                           drain_seconds=DRAIN_SECONDS if result['drain'] else 0, run=run)
@@ -357,7 +390,8 @@ class Bench(object):
             seconds, missing = measure.unavailable_native(events, set(before))
         else:
             seconds, missing = measure.unavailable_in_place(events, old_image)
-            self.floors(result, rolled, events, old_image)
+            if result['method'] != 'kruise':
+                self.floors(result, rolled, events, old_image)
         result['unavailable'] = measure.spread(seconds)
         result['cluster_requests'] = measure.delta(metrics, measure.request_totals(self.cluster.metrics()))
         result['cluster_writes'] = measure.writes(result['cluster_requests'])
@@ -437,7 +471,7 @@ def traffic_batch(pods):
 
 
 def is_traffic(result):
-    return result['scenario'] in [t[0] for t in TRAFFIC]
+    return result['scenario'] in [t[0] for t in TRAFFIC + KRUISE_TRAFFIC]
 
 
 def verdict(ok, text):
@@ -453,7 +487,7 @@ def targets(results):
     found.update(window_targets(results))
     pods = max(r['pods'] for r in results)
     plain, drained = by_name(results, pods, 'image 100%'), by_name(results, pods, 'image 100% drain')
-    inplace = [r for r in results if r['pods'] == pods and r['method'] not in ('native', 'kcore') and 'error' not in r]
+    inplace = [r for r in results if r['pods'] == pods and r['method'] not in ('native', 'kcore', 'kruise') and 'error' not in r]
     # Targets are judged with Ansible's defaults; rows run with other Ansible settings are told beside.
     inplace, settings = by_settings(inplace)
     if plain:
@@ -556,6 +590,13 @@ def window_targets(results):
             ratio = round(role['wall'] / module['wall'], 2)
             found['N=%d role window / module window (<=1.1x)' % pods] = verdict(
                 ratio <= 1.1, '%sx: %s s vs %s s' % (ratio, role['wall'], module['wall']))
+        clone = by_name(results, pods, 'kruise CloneSet 25%')
+        if role and clone:
+            ratio = round(role['wall'] / clone['wall'], 2)
+            found['N=%d role window / Kruise CloneSet InPlaceIfPossible 25%% (<=1.1x, 0 recreated)' % pods] = verdict(
+                ratio <= 1.1 and role['recreated'] == 0, '%sx: %s s vs %s s; recreated %d vs %d; cluster requests %s vs %s' % (
+                    ratio, role['wall'], clone['wall'], role['recreated'], clone['recreated'],
+                    sum(role['cluster_requests'].values()), sum(clone['cluster_requests'].values())))
         if role and same:
             found['N=%d role window faster than native 25%%/0, 0 recreated' % pods] = verdict(
                 role['wall'] < same['wall'] and role['recreated'] == 0, '%sx: %s s vs %s s; recreated %d vs %d%s' % (
@@ -616,9 +657,16 @@ def traffic_targets(results):
         return {}
     pods = max(r['pods'] for r in measured)
     drained = [r for r in (by_name(results, pods, t[0]) for t in TRAFFIC if t[2]) if r]
-    return {'traffic at N=%d: no failed request in place with the drain (0)' % pods: verdict(
+    found = {'traffic at N=%d: no failed request in place with the drain (0)' % pods: verdict(
         all(r['traffic']['failed'] == 0 for r in drained) if drained else None, ', '.join(
             '%s %d of %d' % (r['scenario'], r['traffic']['failed'], r['traffic']['sent']) for r in drained))}
+    role, clone = by_name(results, pods, TRAFFIC[1][0]), by_name(results, pods, KRUISE_TRAFFIC[0][0])
+    if role and clone:
+        found['traffic at N=%d: the role with its gate fails no more requests than Kruise with its gate' % pods] = verdict(
+            role['traffic']['failed'] <= clone['traffic']['failed'], 'role %d of %d (%s s), CloneSet %d of %d (%s s)' % (
+                role['traffic']['failed'], role['traffic']['sent'], role['wall'], clone['traffic']['failed'],
+                clone['traffic']['sent'], clone['wall']))
+    return found
 
 
 def traffic_ratios(results):
@@ -755,22 +803,26 @@ def parse(argv):
     parser.add_argument('--merge', action='store_true', help='keep the rows of --out that this run does not measure')
     args = parser.parse_args(argv)
     names = [n for n in args.scenarios.split(',') if n]
-    unknown = set(names) - set([s[0] for s in SCENARIOS] + [t[0] for t in TRAFFIC] + ['traffic'])
-    args.wanted = [s for s in SCENARIOS if not names or s[0] in names]
+    names += list(KRUISE_GROUP) if 'kruise' in names else []
+    unknown = set(names) - set([s[0] for s in SCENARIOS] + [t[0] for t in TRAFFIC + KRUISE_TRAFFIC] +
+                               ['traffic', 'kruise'])
+    args.wanted = [s for s in SCENARIOS if s[0] in names or not names and s[1] != 'kruise']
     args.traffic = [t for t in TRAFFIC if not names or t[0] in names or 'traffic' in names]
+    args.kruise_traffic = [t for t in KRUISE_TRAFFIC if t[0] in names]
     try:
         args.sizes = [int(p) for p in args.pods.split(',') if p.strip()]
         args.traffic_sizes = [int(p) for p in args.traffic_pods.split(',') if p.strip() and int(p)] \
             if args.traffic_pods else [100 if 100 in args.sizes else min(args.sizes or [0])]
     except ValueError:
         parser.error('--pods %r, --traffic-pods %r: comma-separated pod counts' % (args.pods, args.traffic_pods))
-    if unknown or not (args.wanted or args.traffic) or not args.sizes or min(args.sizes + args.traffic_sizes) < 1 \
+    if unknown or not (args.wanted or args.traffic or args.kruise_traffic) or not args.sizes or min(args.sizes + args.traffic_sizes) < 1 \
             or args.repeat < 1:
-        parser.error('--scenarios: unknown %s (known: %s, traffic); --pods, --traffic-pods and --repeat must be '
-                     'positive' % (', '.join(sorted(unknown)) or '-', ', '.join(s[0] for s in SCENARIOS + TRAFFIC)))
+        parser.error('--scenarios: unknown %s (known: %s, traffic, kruise); --pods, --traffic-pods and --repeat must be '
+                     'positive' % (', '.join(sorted(unknown)) or '-', ', '.join(
+                         s[0] for s in SCENARIOS + TRAFFIC + KRUISE_TRAFFIC)))
     if not args.traffic_sizes:
-        args.traffic = []
-    if args.traffic and not os.access(args.cluster_bin, os.X_OK):
+        args.traffic = args.kruise_traffic = []
+    if (args.traffic or args.kruise_traffic) and not os.access(args.cluster_bin, os.X_OK):
         parser.error('--cluster-bin %r: not an executable; the traffic scenario needs the test bed\'s binary (its '
                      'traffic client, hack/cluster.sh build), or skip the scenario with --traffic-pods 0'
                      % args.cluster_bin)
@@ -793,11 +845,12 @@ def measure_all(bench, args):
                     pods, name, attempt + 1, args.repeat, result.get('wall', '-'), result.get('error', 'ok'),
                     time.time() - started), flush=True)
             results.append(measure.aggregate(runs))
-    for pods in args.traffic_sizes:
+    for pods, changes, kind in [(p, args.traffic, 'Deployment') for p in args.traffic_sizes if args.traffic] + [
+            (p, args.kruise_traffic, 'CloneSet') for p in args.traffic_sizes if args.kruise_traffic]:
         runs = []
         for attempt in range(args.repeat):
             started = time.time()
-            runs.append(bench.traffic(pods, args.traffic, attempt))
+            runs.append(bench.traffic(pods, changes, attempt, kind))
             for result in runs[-1]:
                 outcome = result.get('error') or 'failed %d of %d requests' % (
                     result['traffic']['failed'], result['traffic']['sent'])

@@ -5,12 +5,17 @@
 """The ``kruise`` restart strategy: an OpenKruise ContainerRecreateRequest (CRR) per pod, followed to
 its end through one watch.
 
-OpenKruise's webhook fills in the CRR (pre-stop hooks, ports) and kruise-daemon on the pod's node
-stops the containers (optionally draining the pod first through its ``KruisePodReady`` readiness
-gate); the kubelet then starts them again. The CRR's ``status.phase`` goes Pending -> Recreating ->
-Completed, and ``status.containerRecreateStates[]`` holds each container's phase (Pending,
-Recreating, Succeeded, Failed) and message. With ``failurePolicy: Fail`` the request completes at
-the first container that fails.
+OpenKruise's webhook fills in the CRR (each container's current containerID and restart count, pre-stop
+hooks, ports). With ``unreadyGracePeriodSeconds`` kruise-manager first sets the pod's ``KruisePodReady``
+condition False (only on a pod that carries that readiness gate) and kruise-daemon waits that long; then
+kruise-daemon on the pod's node stops the containers through the CRI and the kubelet starts them again.
+The CRR's ``status.phase`` goes Pending -> Recreating -> Completed, and
+``status.containerRecreateStates[]`` holds each container's phase (Pending, Recreating, Succeeded,
+Failed) and message; a container is Succeeded once its new container is ready and started at least
+``minStartedSeconds`` ago. With ``failurePolicy: Fail`` the request completes at the first container
+that fails. ``activeDeadlineSeconds`` (from the request's creation) completes it with the message
+"recreating has exceeded the activeDeadlineSeconds" and the container not Succeeded: request_failure()
+reports it. Checked against OpenKruise v1.8.2 on the local cluster (tests/kruise/crr.yml).
 """
 
 import threading
