@@ -64,7 +64,7 @@ class CallbackModule(CallbackBase):
             return self.lines(rollout)
         failed = rollout.get('failed_pods') or []
         parts = ['%s: %s pod(s), %s step(s) run of %s' % (rollout.get('mode'), rollout.get('pods'),
-                                                           rollout.get('batches_run'), rollout.get('batches_planned')),
+                                                          rollout.get('batches_run'), rollout.get('batches_planned')),
                  '%d failed' % len(failed), '%s recreated' % rollout.get('recreated_pods')]
         if rollout.get('rolled_back') in (True, 'True', 'true'):
             parts.append('rolled back')

@@ -15,7 +15,6 @@ from ansible_collections.inplace.k8s.plugins.module_utils.owners.suspend import 
 MAX_SECONDS = 21600   # a keeper resumes at the latest after this (gitops_suspend max_seconds)
 
 
-
 class SuspendOptions(namedtuple('SuspendOptions', 'state namespace kind name objects run max_seconds')):
     """gitops_suspend's options, parsed once at the edge."""
 

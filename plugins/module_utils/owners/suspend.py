@@ -189,4 +189,3 @@ def reread(kube, items):
         if obj is not None:
             found.append((item['kind'], obj))
     return found
-

@@ -83,10 +83,10 @@ class Teller:
             self.progress(done, None, 'at %s' % (batch.label or 'a step'))
 
     def started(self, rec, resuming, pending, total):
-        self._tell(events.ROLLOUT_RESUMED if resuming else events.ROLLOUT_STARTED, '%s in place to %s: %d of %d pods to '
-                   'update (run %s)' % ('Resuming the rollout' if resuming else 'Rolling out',
-                                         target_text(rec.get('target') or {}), pending, total,
-                                         (rec.get('owner') or {}).get('run')))
+        text = '%s in place to %s: %d of %d pods to update (run %s)' % (
+            'Resuming the rollout' if resuming else 'Rolling out', target_text(rec.get('target') or {}), pending, total,
+            (rec.get('owner') or {}).get('run'))
+        self._tell(events.ROLLOUT_RESUMED if resuming else events.ROLLOUT_STARTED, text)
 
     def step(self, batch, out):
         """After a step (its result ``out``): RolloutStep, or RolloutHalted with the failed pods; True if halted."""
@@ -97,8 +97,8 @@ class Teller:
         if out.get('halt'):
             why = '; '.join('%s: %s' % (item.get('name'), item.get('reason')) for item in failed[:3]) or \
                 '%d pod(s) not started' % len(out.get('not_started') or [])
-            self._tell(events.ROLLOUT_HALTED, 'Halted after %s: %s (%s); %s' % (batch.label or 'a step', counts, why,
-                                                                               WAY_OUT), warning=True, exact=True)
+            text = 'Halted after %s: %s (%s); %s' % (batch.label or 'a step', counts, why, WAY_OUT)
+            self._tell(events.ROLLOUT_HALTED, text, warning=True, exact=True)
             return True
         self._tell(events.ROLLOUT_STEP, '%s done: %s' % ((batch.label or 'step').capitalize(), counts), exact=True)
         return False

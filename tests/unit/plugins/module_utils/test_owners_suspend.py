@@ -55,7 +55,8 @@ class Kube:
         return current
 
 
-def application(automated=AUTOMATED, mark=None):
+def application(automated='as-published', mark=None):
+    automated = AUTOMATED if automated == 'as-published' else automated
     meta = {'name': 'web', 'namespace': 'argocd', 'resourceVersion': '1', 'annotations': {}}
     if mark:
         meta['annotations'][SUSPENDED] = json.dumps(mark)

@@ -143,7 +143,7 @@ def progress_lines(events):
             if e.get('event') == 'verbose' and PROGRESS in (e.get('stdout') or '')]
 
 
-def paused(events):
+def in_pause(events):
     return any(line.startswith(PAUSE_NOTE) for line in progress_lines(events))
 
 
@@ -320,7 +320,7 @@ def main(argv):
              one_done_one_drained('registry.example/web:3.0-slow5', True), check, before)
     paused = scenario(core, pdd, args, 'pause', 'registry.example/web:4.0-slow1',
                       {'rollout_window': 'false', 'rollout_batch_size': '2', 'rollout_pause_seconds': 30},
-                      lambda _ident, events, _view: paused(events), check, before)
+                      lambda _ident, events, _view: in_pause(events), check, before)
     scenario(core, pdd, args, 'sigterm', 'registry.example/web:5.0-slow5', one_call,
              one_done_one_drained('registry.example/web:5.0-slow5', 'sigterm'), check, before)
 
