@@ -370,7 +370,14 @@ def _signed(subject, key, issuer=None, names=()):
     builder = x509.CertificateBuilder().subject_name(_name(subject)).issuer_name(_name(issuer_name)) \
         .public_key(key.public_key()).serial_number(x509.random_serial_number()) \
         .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(hours=1)) \
-        .add_extension(x509.BasicConstraints(ca=issuer is None, path_length=None), critical=True)
+        .add_extension(x509.BasicConstraints(ca=issuer is None, path_length=None), critical=True) \
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False) \
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()), critical=False) \
+        .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                                     data_encipherment=False, key_agreement=False, key_cert_sign=issuer is None,
+                                     crl_sign=issuer is None, encipher_only=False, decipher_only=False), critical=True)
+    # The extensions a real cluster's CA puts in (kubeadm's, the local cluster's Go x509): Python 3.13's strict
+    # verification (VERIFY_X509_STRICT by default) refuses a certificate without the Authority Key Identifier.
     if names:
         builder = builder.add_extension(x509.SubjectAlternativeName([
             x509.IPAddress(ipaddress.ip_address(n)) if n[0].isdigit() else x509.DNSName(n) for n in names]), False)
