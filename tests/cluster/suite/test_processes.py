@@ -123,6 +123,9 @@ def test_probes_fail_where_the_image_serves_nothing(core, ns):
     for name, (_, why) in pods.items():
         failed = wait_for(f"{name}: the kubelet's Unhealthy event ({why})", lambda name=name, why=why: [
             m for m in unhealthy_events(core, ns, name) if m.startswith("Readiness probe failed") and why in m], 60)
+        # The kubelet's status of the pod may follow its event by a sync: waited for, then judged.
+        wait_for(f"{name}: its container's status says running", lambda name=name: getattr(getattr(
+            status_of(core.read_namespaced_pod(name, ns), "app"), "state", None), "running", None), 30)
         pod = core.read_namespaced_pod(name, ns)
         state = status_of(pod, "app")
         assert state.state.running and not state.ready, (name, failed, state)
