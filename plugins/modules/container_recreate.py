@@ -317,61 +317,28 @@ pods:
         V(drained) or C(KEY=VALUE)), C(restored), C(observed_not_ready) (the pod reported NotReady, or left the
         EndpointSlices), C(services) (label mode: the Services that listed the pod before), C(resumed), C(message).'
       type: dict
-      sample:
-        mode: label
-        label: inplace.k8s/serving=true
-        status: inplace.k8s/serving=true
-        restored: true
-        observed_not_ready: true
-        services:
-          - web
+      sample: {mode: label, label: inplace.k8s/serving=true, status: inplace.k8s/serving=true, restored: true, observed_not_ready: true,
+        services: [web]}
     timings:
       description: Seconds spent in each phase - C(queued) waiting for one of O(max_concurrency) slots, C(drain),
         C(restart), C(ready), C(stable) (O(min_ready_seconds)), C(undrain), C(total); C(rollback_restart), C(rollback_ready),
         C(rollback_stable) for a pod rolled back (of the last container group with O(ordered)).
       type: dict
-      sample:
-        drain: 5.1
-        restart: 1.2
-        ready: 1.9
-        undrain: 0.4
-        total: 7.6
+      sample: {drain: 5.1, restart: 1.2, ready: 1.9, undrain: 0.4, total: 7.6}
     containers:
       description: Container name -> what happened to it.
       type: dict
-      sample:
-        app:
-          kind: container
-          action: update
-          reason: null
-          restart_expected: true
-          strategy: image_reference
-          old_image: registry.example/app:1.0
-          new_image: registry.example/app@sha256:d2267b36926fce8cce6b1358085f1408c937a5bca5d6eeeeeadb8eee1aa819ba
-          old_container_id: containerd://1f2e...
-          new_container_id: containerd://9a8b...
-          restart_count_before: 0
-          restart_count_after: 1
-          restarted: true
-          started_at_before: '2026-01-31T11:00:00Z'
-          started_at_after: '2026-01-31T12:00:03Z'
-          seconds_to_ready: 2.3
+      sample: {app: {kind: container, action: update, reason: null, restart_expected: true, strategy: image_reference,
+          old_image: 'registry.example/app:1.0', new_image: 'registry.example/app@sha256:d2267b36926fce8cce6b1358085f1408c937a5bca5d6eeeeeadb8eee1aa819ba',
+          old_container_id: 'containerd://1f2e...', new_container_id: 'containerd://9a8b...', restart_count_before: 0,
+          restart_count_after: 1, restarted: true, started_at_before: '2026-01-31T11:00:00Z', started_at_after: '2026-01-31T12:00:03Z',
+          seconds_to_ready: 2.3}}
 summary:
   description: How many pods ended in each status, plus C(total) and C(changed).
   returned: always
   type: dict
-  sample:
-    total: 3
-    changed: 2
-    unchanged: 1
-    updated: 2
-    would_update: 0
-    refused: 0
-    converged: 0
-    written: 0
-    failed: 0
-    rolled_back: 0
-    conflict: 0
+  sample: {total: 3, changed: 2, unchanged: 1, updated: 2, would_update: 0, refused: 0, converged: 0, written: 0,
+    failed: 0, rolled_back: 0, conflict: 0}
 # END pod results
 diff:
   description: Per pod that restarts, the containerIDs (images for V(image_reference)) before and the restart after.

@@ -5,8 +5,8 @@
 """A suspension does not outlive its run: the keeper gitops_suspend leaves behind.
 
 After it suspended objects, gitops_suspend forks a keeper and returns. The keeper leaves the module's process
-group and session (``setsid``; as pods/guardian.py: a SIGKILL of the job's process group, AWX's cancel, does not
-reach it) and lets go of the module's output. It looks every ``CHECK_SECONDS`` at the run's ansible-playbook (pid
+group and session (detach.py: a SIGKILL of the job's process group, AWX's cancel, does not reach it) and lets
+go of the module's output. It looks every ``CHECK_SECONDS`` at the run's ansible-playbook (pid
 and start time): once it is gone (a cancel, a kill, a crash that skipped the role's ``always``), it resumes every
 object this run still holds suspended and exits. It also exits when none of them is suspended by this run any more
 (the role resumed them), looked at every ``LOOK_SECONDS``, and at ``max_seconds`` it resumes them and exits: every
@@ -14,10 +14,9 @@ loop is bounded. A kill of every process of the host at once stops it too; the n
 over (suspend.py) and its resume puts back the value from before.
 """
 
-import os
-import signal
 import time
 
+from ansible_collections.inplace.k8s.plugins.module_utils import detach
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
 from ansible_collections.inplace.k8s.plugins.module_utils.owners import suspend
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel
@@ -33,33 +32,7 @@ def start(connect, items, run, max_seconds):
     playbook = suspend.run_process()
     if playbook is None:
         return None
-    ready_read, ready_write = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(ready_read)
-        os.close(ready_write)
-        return None
-    if pid == 0:   # the keeper
-        code = 0
-        try:
-            os.close(ready_read)
-            for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-                signal.signal(signum, signal.SIG_DFL)   # the module's cancel watch caught them; a keeper stops
-            os.setsid()
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            os.write(ready_write, b'.')
-            os.close(ready_write)
-            keep(connect, items, run, playbook, max_seconds)
-        except BaseException:   # pylint: disable=broad-except
-            code = 1
-        os._exit(code)   # never back into the module
-    os.close(ready_write)
-    with os.fdopen(ready_read, 'rb', buffering=0) as ready:
-        detached = ready.read(1) == b'.'
-    return pid if detached else None
+    return detach.fork(lambda: keep(connect, items, run, playbook, max_seconds))
 
 
 def alive(playbook):

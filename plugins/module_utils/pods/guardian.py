@@ -5,7 +5,7 @@
 """Drained pods put back when the run that drained them is killed.
 
 A module that drains pods (readiness gate or drain label) forks a guardian at its start, before any thread
-or connection exists. The guardian leaves the module's process group and session (``setsid``), so the
+or connection exists. The guardian leaves the module's process group and session (detach.py), so the
 SIGKILL that ansible-runner sends to the whole process group of a canceled job (AWX's cancel) does not
 reach it, and lets go of the module's stdout and stderr, so Ansible never waits for it. The module tells
 it over a pipe which pods it drained and which it settled (put back, or left drained on purpose and
@@ -27,6 +27,7 @@ import json
 import os
 import time
 
+from ansible_collections.inplace.k8s.plugins.module_utils import detach
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, NotFoundError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, poll, record
 
@@ -82,33 +83,7 @@ def start(connect):
     current(); None when it could not start (the run goes on without it)."""
     global _current
     read_fd, write_fd = os.pipe()
-    ready_read, ready_write = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        for fd in (read_fd, write_fd, ready_read, ready_write):
-            os.close(fd)
-        return None
-    if pid == 0:   # the guardian
-        code = 0
-        try:
-            os.close(write_fd)
-            os.close(ready_read)
-            os.setsid()
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            os.write(ready_write, b'.')
-            os.close(ready_write)
-            serve(read_fd, connect)
-        except BaseException:   # pylint: disable=broad-except
-            code = 1
-        os._exit(code)   # never back into the module (no atexit, no exit_json of a copy)
-    os.close(read_fd)
-    os.close(ready_write)
-    with os.fdopen(ready_read, 'rb', buffering=0) as ready:
-        detached = ready.read(1) == b'.'   # b'' when the guardian died before it was out of the group
-    if not detached:
+    if detach.fork(lambda: serve(read_fd, connect), child_closes=(write_fd,), parent_closes=(read_fd,)) is None:
         os.close(write_fd)
         return None
     _current = Guardian(write_fd)

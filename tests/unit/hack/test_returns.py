@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The per-pod RETURN entries of the pod modules are what hack/returns.py makes of docs/sources/pod-results.yml,
-and the generator finds a drifted copy, rewrites it, and names what is wrong with a broken source."""
+the owners entry of three modules what it makes of docs/sources/owners-result.yml, and the generator finds a drifted copy, rewrites it, and names what is wrong with a broken source."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -18,6 +18,7 @@ from ansible_collections.inplace.k8s.tests.unit.hack.conftest import ROOT, load_
 
 GENERATOR = load_script('returns.py', 'returns')
 MODULES = ('inplace_image', 'inplace_resize', 'container_recreate')
+OWNERS = ('inplace_image', 'inplace_resize', 'rollout_workload')
 
 
 def module_return(root, module):
@@ -32,7 +33,8 @@ def module_return(root, module):
 @pytest.fixture
 def tree(tmp_path):
     """A copy of the source and the three modules."""
-    for path in [GENERATOR.SOURCE] + ['plugins/modules/%s.py' % module for module in MODULES]:
+    sources = [source for _, source in GENERATOR.REGIONS]
+    for path in sources + ['plugins/modules/%s.py' % module for module in set(MODULES + OWNERS)]:
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(os.path.join(ROOT, path), str(tmp_path / path))
     return str(tmp_path)
@@ -42,6 +44,16 @@ def test_the_modules_carry_what_the_source_says():
     out = io.StringIO()
     assert GENERATOR.run(check=True, out=out) == [], out.getvalue()
     assert sorted(GENERATOR.load()['modules']) == sorted(MODULES)
+
+
+@pytest.mark.parametrize('module', OWNERS)
+def test_the_owners_entry_is_written_once(module):
+    source = GENERATOR.load(source=GENERATOR.REGIONS[1][1])
+    assert sorted(source['modules']) == sorted(OWNERS)
+    documented = module_return(ROOT, module)['owners']
+    assert documented['contains'] == source['shared']['owners']['contains']
+    want = 'by the steps that plan' if module == 'rollout_workload' else 'unless the change was given no pod'
+    assert documented['returned'].startswith(want)
 
 
 @pytest.mark.parametrize('module', MODULES)
@@ -67,18 +79,22 @@ def test_samples_replace_instead_of_merging():
     assert timings == {'restart': 0.0, 'ready': 0.6, 'total': 0.7}
 
 
-def test_a_drifted_copy_is_named_by_check_and_rewritten_otherwise(tree):
-    path = os.path.join(tree, 'plugins', 'modules', 'inplace_resize.py')
+@pytest.mark.parametrize('module, good_words, bad_words, source', [
+    ('inplace_resize', 'One entry per targeted pod,', 'One entry per pod,', 'pod-results.yml'),
+    ('rollout_workload', 'What could not be read (403)', 'What could not be read', 'owners-result.yml'),
+])
+def test_a_drifted_copy_is_named_by_check_and_rewritten_otherwise(tree, module, good_words, bad_words, source):
+    path = os.path.join(tree, 'plugins', 'modules', module + '.py')
     with open(path) as handle:
         good = handle.read()
     with open(path, 'w') as handle:
-        handle.write(good.replace('One entry per targeted pod', 'One entry per pod'))
+        handle.write(good.replace(good_words, bad_words))
     out = io.StringIO()
-    assert GENERATOR.run(tree, check=True, out=out) == ['inplace_resize']
-    assert 'inplace_resize: RETURN differs' in out.getvalue()
+    assert GENERATOR.run(tree, check=True, out=out) == [module]
+    assert '%s: RETURN differs from docs/sources/%s' % (module, source) in out.getvalue()
     with open(path) as handle:
-        assert 'One entry per pod,' in handle.read()
-    assert GENERATOR.run(tree, out=io.StringIO()) == ['inplace_resize']
+        assert bad_words in handle.read()
+    assert GENERATOR.run(tree, out=io.StringIO()) == [module]
     with open(path) as handle:
         assert handle.read() == good
     assert GENERATOR.run(tree, check=True, out=io.StringIO()) == []
