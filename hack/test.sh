@@ -10,10 +10,10 @@ cd "$root" || exit 1
 export CACHE=${CACHE:-$root/.cache} CLUSTERDIR=${CLUSTERDIR:-$root/.cluster}
 # shellcheck source=hack/stages.sh
 source "$root/hack/stages.sh"
-# A second lane on a cluster of its own (its own directory and ports) beside the default's: the core subset on the
-# oldest supported release, then these integration targets on the default release (the first lane runs the others).
-lane_env=(CLUSTERDIR="$CACHE/lane-b-cluster" APISERVER_PORT=36443 ETCD_PORT=32379 KUBELET_PORT_BASE=31250)
-lane_b=(awx_runner service_continuity concurrent_runs label_drain fix_forward resume rollout_progress)
+# A second lane on a cluster of its own (hack/lanes.sh) beside the default's: the core subset on the oldest supported
+# release, then its integration targets on the default release (the first lane runs the others).
+# shellcheck source=hack/lanes.sh
+source "$root/hack/lanes.sh"
 trap 'hack/cluster.sh down >/dev/null 2>&1; env "${lane_env[@]}" hack/cluster.sh down >/dev/null 2>&1 || true' EXIT
 # The failing tasks of the integration targets, repeated after the summary: a long log is often cut.
 export FAILURES_OUT=$CACHE/integration-failures.txt

@@ -366,6 +366,13 @@ run:
         - V(finish)'s result when every step ran; with C(failed) and RV(failed_pods) when pods were changed by another
           writer during the rollout (the workload stays held).
       type: dict
+report:
+  description:
+    - The role's C(rollout_result) as far as the module knows it, computed from the plan, the run, or what V(rollback)
+      or V(release) did (the role adds C(changed), C(action), C(analysis), C(undo), C(suspended), C(elapsed_seconds));
+      docs/rollouts.md describes each field.
+  returned: rollout, rollback, release
+  type: dict
 relabelled:
   description: Pods given the new revision labels (or marked restarted).
   returned: batch

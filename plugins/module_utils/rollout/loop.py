@@ -10,6 +10,7 @@ returned as ``run.resume``) and the analysis' outcome, and the loop goes on from
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import report
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import unique
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import Step
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.progress import Progress
@@ -35,9 +36,10 @@ class OneCall:
             plan['run'] = self._rolled_back(dict(_new_run(()), stopped=True))
             return self._returned(plan, plan['run'])
         if plan['mode'] not in IN_PLACE:
+            plan['report'] = report.summary(report.plan_facts(plan), check_mode=self.check_mode)
             return plan
         run = resume or dict(_new_run(plan['batches'], canary=self._canary_first(plan)), mode=plan['mode'],
-                             counts=_counts(plan))
+                             counts=_counts(plan), plan=report.plan_facts(plan))
         run['progress'] = []
         self.watched = dict(run['watch'])
         if resume:
@@ -71,7 +73,9 @@ class OneCall:
             run['analysed_end'] = True
             run['point'] = {'after': 'the last batch', 'verify': False, 'analysis': True}
             return self._returned(plan, run)
-        return self._returned(plan, self._ended(run))
+        run = self._ended(run)
+        run.pop('watch', None)   # the pods verified so far: for the next call only (about 180 bytes a pod)
+        return self._returned(plan, run)
 
     # ---- the parts
 
@@ -199,6 +203,7 @@ class OneCall:
             plan['diff'] = run['diff']
         plan['changed'] = bool(plan.get('changed') or run.get('changed') or run.get('rollback'))
         plan['run'] = run
+        plan['report'] = report.summary(run.get('plan') or report.plan_facts(plan), run, check_mode=self.check_mode)
         plan['progress'] = run.get('progress') or []
         plan['warnings'] = unique(self.warnings)
         return plan

@@ -37,3 +37,41 @@ def progress_lines(batch, out, check_mode=False):
         line += '; elapsed %.1fs' % (time.time() - batch.started)
     return [line] + ['failed: ' + ': '.join('%s' % item.get(key) for key in ('name', 'status', 'reason') if key in item)
                      for item in step.get('failed_pods') or []]
+
+
+def plan_facts(plan):
+    """What the summary needs of a plan (prepare's result), kept in the run for the calls after the first."""
+    return {'mode': plan.get('mode'), 'uids': [pod.get('uid') for pod in plan.get('pods') or []],
+            'after_uids': [pod.get('uid') for pod in plan['after']] if plan.get('after') is not None else None,
+            'kept': plan.get('kept') or [], 'message': plan.get('message'), 'history': plan.get('history'),
+            'owners': plan.get('owners'), 'batches': len(plan.get('batches') or [])}
+
+
+def summary(facts, run=None, ended=None, check_mode=False):
+    """The role's ``rollout_result`` as far as the module knows it, in its order (the role fills in ``changed``,
+    ``action``, ``released``, ``analysis``, ``undo``, ``suspended``, ``elapsed_seconds`` and a rollback it was asked
+    for): from the plan's ``facts`` (plan_facts), the ``run`` of state rollout, or what state rollback or release
+    returned (``ended``). Computed here, not in the role: at 300 pods the role's Jinja over the whole result cost
+    Ansible about a second."""
+    run, ended = run or {}, ended or {}
+    rollback = run['rollback'] if 'rollback' in run else ended
+    finished = run['finished'] if 'finished' in run else ended.get('finished', ended)
+    before = facts.get('uids') or [pod.get('uid') for pod in rollback.get('pods') or []]
+    if finished.get('pods') is not None:
+        after = [pod.get('uid') for pod in finished['pods']]
+    else:
+        after = facts['after_uids'] if facts.get('after_uids') is not None else before
+    failed = list(run.get('failed_pods') or []) + list((run.get('finished') or {}).get('failed_pods') or [])
+    history = facts.get('history')
+    return {
+        'changed': None, 'check_mode': check_mode, 'action': None, 'mode': facts.get('mode'), 'pods': len(before),
+        'batches_planned': facts.get('batches') or 0, 'batches_run': run.get('steps_run', 0), 'failed_pods': failed,
+        'not_started': list(run.get('not_started') or []), 'rolled_back': bool(run.get('rolled_back')),
+        'released': False, 'stopped': bool(run.get('stopped')),
+        'recreated_pods': len(set(before) - set(after)), 'workload': finished.get('workload') or {},
+        'left_on_old_version': finished['old'] if 'old' in finished else facts.get('kept') or [],
+        'timings': run.get('timings') or {}, 'analysis': [],
+        'message': finished['message'] if 'message' in finished else facts.get('message') or '',
+        'history': history if history is not None else rollback.get('history') or {}, 'undo': {},
+        'owners': facts.get('owners') or {}, 'suspended': [], 'elapsed_seconds': None,
+    }

@@ -27,7 +27,7 @@ state as failed, so that on_failure applies to it.
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError, ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import undo
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import report, undo
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import RolloutContext
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.finish import FinishStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.gate import GateStep
@@ -65,4 +65,8 @@ class Rollout(PlanStep, GateStep, SyncStep, BatchStep, OneCall, HealthWatch, Fin
         steps = {'prepare': self.prepare, 'gate': self.gate, 'sync': self.sync, 'batch': self.batch,
                  'watch': self.watch, 'finish': self.finish, 'rollback': self.roll_back, 'release': self.release,
                  'drain_label': self.drain_label, 'rollout': self.rollout, 'previous': self.previous}
-        return steps[self.options.state]()
+        result = steps[self.options.state]()
+        if self.options.state in ('rollback', 'release'):   # the role's rollout_action rollback / release
+            facts = report.plan_facts({'mode': self.options.state})
+            result['report'] = report.summary(facts, ended=result, check_mode=self.check_mode)
+        return result

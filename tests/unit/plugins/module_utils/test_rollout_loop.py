@@ -188,3 +188,43 @@ def test_a_pod_that_fails_during_a_pause_stops_the_run_beyond_max_failed_pods(mo
     assert result['run']['stopped'] is True and result['run']['steps_run'] == 1
     assert result['run']['failed_pods'] == [{'name': 'web-0', 'status': 'failed', 'reason': 'restarted'}]
     assert 'failed while watched: web-0: restarted' in result['progress']
+
+
+def test_the_report_is_the_roles_rollout_result_as_the_module_knows_it():
+    kube = FakeApps([workload('StatefulSet')])
+    calls = [rollout(kube, internal={'verify': True})]
+    while 'point' in calls[-1]['run']:
+        calls.append(resumed(kube, calls[-1], internal={'verify': True}))
+    report = calls[-1]['report']
+    # resumed calls report the plan of the first (kept in the run), and the run's end
+    assert report['mode'] == 'in_place' and report['pods'] == 3 and report['batches_planned'] == 3
+    assert report['batches_run'] == 3 and report['failed_pods'] == [] and report['recreated_pods'] == 0
+    assert report['stopped'] is False and report['rolled_back'] is False
+    assert sorted(report['timings']) == ['web-0', 'web-1', 'web-2']
+    assert report['workload']['updatedReplicas'] == 3 and report['history'] == calls[0]['history']
+    # the keys the role fills in are there, in rollout_result's order
+    assert list(report)[:3] == ['changed', 'check_mode', 'action'] and report['elapsed_seconds'] is None
+    # the pods verified so far are for the next call only: not in the ended run
+    assert 'watch' in calls[0]['run'] and 'watch' not in calls[-1]['run']
+
+
+def test_the_report_of_a_run_rolled_back_names_the_failed_pods(monkeypatch):
+    gate = Rollout.gate
+
+    def blocked(self, names=None, whole=True):
+        if names == ['web-1']:
+            raise WaitTimeout('batch web-1 blocked for 30s: no', blocked=['no'])
+        return gate(self, names, whole)
+    monkeypatch.setattr(Rollout, 'gate', blocked)
+    report = rollout(FakeApps([workload('StatefulSet')]), on_failure='rollback')['report']
+    assert report['rolled_back'] is True and [item['name'] for item in report['failed_pods']] == ['web-1']
+    assert report['pods'] == 3 and report['batches_run'] == 2
+
+
+@pytest.mark.parametrize('state', ['rollback', 'release'])
+def test_the_report_of_rollout_action_rollback_or_release(state):
+    kube = FakeApps([workload('StatefulSet')])
+    rollout(kube, stop_after_batches=1)
+    report = rollout(kube, state=state)['report']
+    assert report['mode'] == state and report['batches_planned'] == 0 and report['timings'] == {}
+    assert report['pods'] == 3 and report['recreated_pods'] == 0   # the workload's pods, as the role counted them
