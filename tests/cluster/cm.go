@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
 )
@@ -17,16 +18,22 @@ type containerManager struct {
 	cm.ContainerManager
 	pods             *memoryPodCgroups
 	cpuManagerPolicy string
+	allocatable      v1.ResourceList // the node's capacity, nothing reserved (compat_134_135.go)
 }
 
 // newContainerManager: cpuManagerPolicy "static" makes the node report the static CPU
 // manager policy, under which the kubelet refuses CPU resizes of Guaranteed pods as
-// Infeasible, as a real node configured that way does.
-func newContainerManager(cpuManagerPolicy string) cm.ContainerManager {
+// Infeasible, as a real node configured that way does. cores and memory: what the node
+// reports (its machine info).
+func newContainerManager(cpuManagerPolicy string, cores int, memory uint64) cm.ContainerManager {
 	return &containerManager{
 		ContainerManager: cm.NewStubContainerManager(),
 		pods:             &memoryPodCgroups{configs: map[types.UID]*cm.ResourceConfig{}},
 		cpuManagerPolicy: cpuManagerPolicy,
+		allocatable: v1.ResourceList{
+			v1.ResourceCPU:    *resource.NewQuantity(int64(cores), resource.DecimalSI),
+			v1.ResourceMemory: *resource.NewQuantity(int64(memory), resource.BinarySI),
+		},
 	}
 }
 

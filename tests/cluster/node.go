@@ -141,7 +141,7 @@ func runNode(args []string) int {
 	rt.podSpec = podSpecLookup(ctx, client, *name)
 	hk := kubemark.NewHollowKubelet(f, c, client, heartbeat,
 		&machine{Fake: &cadvisortest.Fake{NodeName: *name}, cores: *cpu, memory: memBytes},
-		imageService, runtimeService, newContainerManager(*cpuPolicy))
+		imageService, runtimeService, newContainerManager(*cpuPolicy, *cpu, memBytes))
 	// Serve HTTPS with a self-signed certificate and authenticate and authorise callers as
 	// a real kubelet does (kubemark's wiring skips both): the API server reaches this
 	// kubelet at the node IP for logs, exec and attach.

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The per-pod RETURN entries of the pod modules are what hack/returns.py makes of docs/sources/pod-results.yml,
-the owners entry of three modules what it makes of docs/sources/owners-result.yml, and the generator finds a drifted copy, rewrites it, and names what is wrong with a broken source."""
+the owners entry of three modules what it makes of docs/sources/owners-result.yml, and the generator finds a
+drifted copy, rewrites it, and names what is wrong with a broken source."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -33,7 +34,7 @@ def module_return(root, module):
 @pytest.fixture
 def tree(tmp_path):
     """A copy of the source and the three modules."""
-    sources = [source for _, source in GENERATOR.REGIONS]
+    sources = [region[1] for region in GENERATOR.REGIONS]
     for path in sources + ['plugins/modules/%s.py' % module for module in set(MODULES + OWNERS)]:
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(os.path.join(ROOT, path), str(tmp_path / path))

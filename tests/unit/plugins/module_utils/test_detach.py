@@ -12,7 +12,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils import detach
 
 
 def status(pid):
-    _, code = os.waitpid(pid, 0)
+    code = os.waitpid(pid, 0)[1]
     return os.WEXITSTATUS(code)
 
 

@@ -35,6 +35,17 @@ def rollout(kube, diff=False, **params):
     return Rollout(kube, RolloutOptions.from_params(values), clock=clock, sleep=clock.sleep, diff=diff).run()
 
 
+def block_web_1(monkeypatch):
+    """The step of web-1 is blocked by its gate (a failed step)."""
+    gate = Rollout.gate
+
+    def blocked(self, names=None, whole=True):
+        if names == ['web-1']:
+            raise WaitTimeout('batch web-1 blocked for 30s: no', blocked=['no'])
+        return gate(self, names, whole)
+    monkeypatch.setattr(Rollout, 'gate', blocked)
+
+
 def test_a_step_the_gate_blocks_is_counted_and_stops_the_run_without_finishing(monkeypatch):
     def blocked(self, names=None, whole=True):
         raise WaitTimeout('batch %s blocked for 30s: no' % ','.join(names), blocked=['no'])
@@ -150,13 +161,7 @@ def test_stop_after_batches_stops_the_run_holding_the_workload():
 
 
 def test_a_failed_step_with_on_failure_rollback_rolls_the_run_back_in_the_same_call(monkeypatch):
-    gate = Rollout.gate
-
-    def blocked(self, names=None, whole=True):
-        if names == ['web-1']:
-            raise WaitTimeout('batch web-1 blocked for 30s: no', blocked=['no'])
-        return gate(self, names, whole)
-    monkeypatch.setattr(Rollout, 'gate', blocked)
+    block_web_1(monkeypatch)
     kube = FakeApps([workload('StatefulSet')])
     result = rollout(kube, on_failure='rollback')
     run = result['run']
@@ -209,13 +214,7 @@ def test_the_report_is_the_roles_rollout_result_as_the_module_knows_it():
 
 
 def test_the_report_of_a_run_rolled_back_names_the_failed_pods(monkeypatch):
-    gate = Rollout.gate
-
-    def blocked(self, names=None, whole=True):
-        if names == ['web-1']:
-            raise WaitTimeout('batch web-1 blocked for 30s: no', blocked=['no'])
-        return gate(self, names, whole)
-    monkeypatch.setattr(Rollout, 'gate', blocked)
+    block_web_1(monkeypatch)
     report = rollout(FakeApps([workload('StatefulSet')]), on_failure='rollback')['report']
     assert report['rolled_back'] is True and [item['name'] for item in report['failed_pods']] == ['web-1']
     assert report['pods'] == 3 and report['batches_run'] == 2
