@@ -2,14 +2,40 @@
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-# The options of rollout_workload beside what it rolls out (module_utils/rollout/options.py ROLLOUT_ARG_SPEC, the
-# argument spec they pair with): how the pods are cut into batches, how a batch is changed, who owns the run.
+# The options of rollout_workload beside its state (module_utils/rollout/options.py ROLLOUT_ARG_SPEC, the argument
+# spec they pair with): what it rolls out where, how the pods are cut into batches, how a batch is changed, who owns
+# the run; and its attributes.
 
 
 class ModuleDocFragment:
 
     DOCUMENTATION = r'''
 options:
+  namespace:
+    description: Namespace of the workload or pods.
+    type: str
+    required: true
+  kind:
+    description: Kind of the workload. Without it, O(label_selectors) choose pods whose owners are left alone.
+    type: str
+    choices: [Deployment, StatefulSet, DaemonSet, ReplicaSet]
+  name:
+    description: Name of the workload.
+    type: str
+  label_selectors:
+    description: Pods to roll when no O(kind) is given.
+    type: list
+    elements: str
+  images:
+    description: Container name -> new image.
+    type: dict
+  resources:
+    description: Container name -> C(requests) / C(limits) with C(cpu) / C(memory) values.
+    type: dict
+  restart:
+    description: Containers to restart (no template change).
+    type: list
+    elements: str
   restart_id:
     description: Marks pods restarted by this restart rollout, so that a re-run skips them.
     type: str
@@ -163,8 +189,14 @@ options:
       - Internal to the role C(inplace.k8s.rollout) and the module's action, not a stable interface - do not set it.
         Where V(rollout) returns to the role's own tasks (C(verify), C(analysis_after)), the run a call resumes
         (C(resume), the RV(run) the previous call returned) with the outcome of the role's analysis there
-        (C(analysis)), the rollout's start (C(started)), the file the live progress is written to (C(progress_file)),
-        and the role's variables the user set that it does not know (C(unknown_variables), named with the closest of
-        C(known_variables)).
+        (C(analysis)), the rollout's start (C(started)) and the file the live progress is written to (C(progress_file)).
     type: dict
+attributes:
+  check_mode:
+    description: Reports what would be written; writes nothing.
+    support: full
+  diff_mode:
+    description: With V(batch) and V(rollout), the images and resources (or restarts) before and after, per pod.
+    support: partial
+    details: Only V(batch) and V(rollout) return a diff.
 '''

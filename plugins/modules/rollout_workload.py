@@ -60,39 +60,6 @@ options:
     type: str
     required: true
     choices: [prepare, batch, finish, rollback, release, drain_label, rollout, previous]
-  namespace:
-    description: Namespace of the workload or pods.
-    type: str
-    required: true
-  kind:
-    description: Kind of the workload. Without it, O(label_selectors) choose pods whose owners are left alone.
-    type: str
-    choices: [Deployment, StatefulSet, DaemonSet, ReplicaSet]
-  name:
-    description: Name of the workload.
-    type: str
-  label_selectors:
-    description: Pods to roll when no O(kind) is given.
-    type: list
-    elements: str
-  images:
-    description: Container name -> new image.
-    type: dict
-  resources:
-    description: Container name -> C(requests) / C(limits) with C(cpu) / C(memory) values.
-    type: dict
-  restart:
-    description: Containers to restart (no template change).
-    type: list
-    elements: str
-attributes:
-  check_mode:
-    description: Reports what would be written; writes nothing.
-    support: full
-  diff_mode:
-    description: With V(batch) and V(rollout), the images and resources (or restarts) before and after, per pod.
-    support: partial
-    details: Only V(batch) and V(rollout) return a diff.
 '''
 
 EXAMPLES = r'''
@@ -132,13 +99,6 @@ EXAMPLES = r'''
     readiness_gate: inplace.k8s/ready
     on_failure: rollback
   register: batch
-
-- name: Restore the strategy and wait for the controller to report every pod updated
-  inplace.k8s.rollout_workload:
-    state: finish
-    kind: StatefulSet
-    name: db
-    namespace: shop
 '''
 
 RETURN = r'''
@@ -225,23 +185,12 @@ pods:
   elements: dict
 history:
   description:
-    - What the template write did (in check mode, would do) to the revision history - the new revision, its change
-      cause, the revision from before and where it is kept, a revision of the target that moves (C(moved)).
+    - What the template write did (in check mode, would do) to the revision history - C(revision) (of the in-place
+      template), C(change_cause) (its C(kubernetes.io/change-cause)), C(previous) (C(revision), C(name) - the
+      ReplicaSet or ControllerRevision that keeps it - and C(images) of the template from before), C(moved) (a
+      revision of the target that moves) and C(message) (the change in one line).
   returned: prepare, rollback and rollout, when the template changes
   type: dict
-  contains:
-    revision:
-      description: The revision of the in-place template.
-      type: int
-    change_cause:
-      description: Its C(kubernetes.io/change-cause).
-      type: str
-    previous:
-      description: C(revision), C(name) (ReplicaSet or ControllerRevision) and C(images) of the template from before.
-      type: dict
-    message:
-      description: The history change in one line.
-      type: str
 undo:
   description:
     - With V(previous), the revision to go back to (C(revision)), the ReplicaSet or ControllerRevision that holds it
@@ -308,6 +257,11 @@ window:
     - With V(prepare), the width of the window the steps will run with (0 without O(window)).
   returned: batch with window, prepare
   type: raw
+plan_lines:
+  description: The plan as the role shows it - the target, the steps, the pods left on the old version, the drain mode.
+  returned: rollout, on its first call
+  type: list
+  elements: str
 progress:
   description:
     - What the role shows after the step - a line with the step's label, its pods, how many are done, failed and not
@@ -437,13 +391,6 @@ MODULE_ARGS = dict(ROLLOUT_ARG_SPEC, **{
     'state': {'type': 'str', 'required': True,
               'choices': ['prepare', 'batch', 'finish', 'rollback', 'release', 'drain_label', 'rollout',
                           'previous']},
-    'namespace': {'type': 'str', 'required': True},
-    'kind': {'type': 'str', 'choices': ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']},
-    'name': {'type': 'str'},
-    'label_selectors': {'type': 'list', 'elements': 'str'},
-    'images': {'type': 'dict'},
-    'resources': {'type': 'dict'},
-    'restart': {'type': 'list', 'elements': 'str'},
 })
 
 

@@ -32,6 +32,8 @@ class OneCall:
         (recreate) is returned without ``run``."""
         resume = self.options.resume
         plan = self._resumed(resume) if resume else self.prepare()
+        if not resume:
+            plan['plan_lines'] = report.plan_lines(plan, self.options, self.check_mode)
         if plan['mode'] == 'rollback':   # a rollback that did not finish: finished now, nothing applied again
             plan['run'] = self._rolled_back(dict(_new_run(()), stopped=True))
             return self._returned(plan, plan['run'])

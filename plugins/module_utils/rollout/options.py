@@ -9,12 +9,11 @@ RolloutOptions is what the run is (the target, the change, how to cut and pace i
 one batch is (its pods, what is left of the failure budget, the next batch to pre-pull, its progress label): the
 module's own options for state batch, or one per batch made by the one-call loop (rollout/loop.py), which never
 writes into the run's options. The role's plumbing between its calls (the pods verified so far, the pause, the
-next batch, the progress label, its start, the role's variables) arrives in the one option ``internal``.
+next batch, the progress label, its start) arrives in the one option ``internal``.
 Named tuples, as the pod modules' options.py: immutable and cheap to define.
 """
 
 from collections import namedtuple
-import difflib
 
 from ansible.module_utils.parsing.convert_bool import boolean
 
@@ -25,6 +24,13 @@ from ansible_collections.inplace.k8s.plugins.module_utils.options import STRATEG
 # The argument spec of the options documented in doc_fragments/rollout_options.py (the module adds what it rolls
 # out: state, namespace, kind, name, label_selectors, images, resources, restart).
 ROLLOUT_ARG_SPEC = {
+    'namespace': {'type': 'str', 'required': True},
+    'kind': {'type': 'str', 'choices': ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']},
+    'name': {'type': 'str'},
+    'label_selectors': {'type': 'list', 'elements': 'str'},
+    'images': {'type': 'dict'},
+    'resources': {'type': 'dict'},
+    'restart': {'type': 'list', 'elements': 'str'},
     'restart_id': {'type': 'str'},
     'allow_recreate': {'type': 'bool', 'default': False},
     'batch_size': {'type': 'str', 'default': '1'},
@@ -57,9 +63,9 @@ ROLLOUT_ARG_SPEC = {
 
 # The keys of the internal option (the role's plumbing), with their defaults: where the loop returns to Ansible
 # (the user's verification tasks after each step, analyses after the canary, batches, the end), the run a call
-# resumes and the outcome of the analysis the role ran there, the rollout's start, the role's variables.
+# resumes and the outcome of the analysis the role ran there, the rollout's start, the live progress' file.
 INTERNAL = {'verify': False, 'analysis_after': None, 'resume': None, 'analysis': None, 'started': None,
-            'unknown_variables': None, 'known_variables': None, 'progress_file': None}
+            'progress_file': None}
 # What the steps of a call use that no option sets (state batch and watch called from Python: the tests).
 STEP_FIELDS = (('watch', None), ('seconds', 0), ('prepull_next', ()), ('progress_label', None))
 
@@ -109,8 +115,6 @@ class RolloutOptions(namedtuple('RolloutOptions', [name for name, _default in RU
 
     def checked(self):
         """self, or ValidationError for options that do not go together."""
-        if self.unknown_variables:
-            raise ValidationError(unknown_variables_message(self.unknown_variables, self.known_variables or []))
         if not (self.images or self.resources or self.restart) and self.state in ('prepare', 'batch', 'rollout'):
             raise ValidationError('give images, resources or restart')
         if self.images:
@@ -145,13 +149,3 @@ def _internal_value(key, value):
     except (TypeError, ValueError):
         raise ValidationError('internal.%s: expected a %s, got %r; nothing was changed' % (
             key, getattr(kind, '__name__', 'value'), value))
-
-
-def unknown_variables_message(unknown, known):
-    """Name each unknown role variable with the closest known one."""
-    parts = []
-    for name in sorted(unknown):
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-        parts.append('%s (did you mean %s?)' % (name, close[0]) if close else name)
-    return 'unknown variable(s) of the rollout role: %s; the role knows: %s' % (
-        ', '.join(parts), ', '.join(sorted(known)))

@@ -2,7 +2,8 @@
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""What the role shows after a step: its progress line and one line per failed pod."""
+"""What the role shows: the plan before the first step, after a step its progress line and one line per failed pod,
+and its rollout_result at the end."""
 
 import time
 
@@ -37,6 +38,38 @@ def progress_lines(batch, out, check_mode=False):
         line += '; elapsed %.1fs' % (time.time() - batch.started)
     return [line] + ['failed: ' + ': '.join('%s' % item.get(key) for key in ('name', 'status', 'reason') if key in item)
                      for item in step.get('failed_pods') or []]
+
+
+def plan_lines(plan, options, check_mode=False):
+    """The plan as the role shows it after the first call (written here, not in the role's Jinja: each task's
+    templating costs Ansible time on every run)."""
+    pods, batches = plan.get('pods') or [], plan.get('batches') or []
+    if plan.get('window'):
+        steps = 'steps (%d), a sliding window of %d pod(s) in flight: %s' % (
+            len(batches), plan['window'], ', then '.join('%d pod(s)' % len(batch) for batch in batches) or 'none')
+    else:
+        steps = 'batches (%d): %s' % (len(batches), [list(batch) for batch in batches])
+    lines = [
+        'drain mode: none (rollout_readiness_gate is not set): pods are changed while they serve traffic'
+        if not (options.readiness_gate or options.drain_label) else '',
+        '%s %s: %s, %d pod(s), %d already updated%s' % (
+            options.kind or 'pods', options.name or ','.join(options.label_selectors), plan.get('mode'), len(pods),
+            len([pod for pod in pods if pod.get('updated')]), ' (check mode: nothing is written)' if check_mode else ''),
+        steps,
+        'left on the old version (partition): %s' % list(plan.get('kept') or []),
+        'each pod counts as done after %ss running and ready; on failure: %s' % (
+            options.min_ready_seconds, 'rollback' if options.on_failure == 'rollback' else 'halt'),
+        'PodDisruptionBudgets: %s' % [pdb.get('name') for pdb in plan.get('pdbs') or []],
+        'not in place: %s' % list(plan.get('refusals') or []),
+    ]
+    owners = plan.get('owners')
+    if owners is not None:
+        found = '; '.join('%s (reverts it: %s)' % (item.get('owner'), item.get('reverts'))
+                          for item in owners.get('found') or []) or 'none found'
+        unchecked = owners.get('unchecked') or []
+        lines.append('owners (%s): %s%s' % (options.owners, found,
+                                            '; not checked: ' + '; '.join(unchecked) if unchecked else ''))
+    return [line for line in lines if line]
 
 
 def plan_facts(plan):

@@ -323,13 +323,6 @@ def test_watch_returns_at_the_first_failure_and_sleeps_otherwise():
     assert [p['name'] for p in caught['failed_pods']] == ['web-0'] and clock.now < 30
 
 
-def test_unknown_role_variables_name_the_closest_known_one():
-    with pytest.raises(ValidationError) as err:
-        batch(Kube(), state='prepare', images={'app': NEW}, unknown_variables=['rollout_image'],
-              known_variables=['rollout_images', 'rollout_target'])
-    assert 'rollout_image (did you mean rollout_images?)' in str(err.value)
-
-
 def test_a_pod_another_writer_changed_after_its_update_is_a_conflict_not_dropped(monkeypatch):
     # Found by the chaos soak (tests/soak): `kubectl set image` on a pod of the batch after the change counted
     # it done left it neither verified nor failed, and the rollout ended "successfully" with it on the

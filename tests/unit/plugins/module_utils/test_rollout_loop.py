@@ -213,6 +213,23 @@ def test_the_report_is_the_roles_rollout_result_as_the_module_knows_it():
     assert 'watch' in calls[0]['run'] and 'watch' not in calls[-1]['run']
 
 
+def test_the_first_call_shows_the_plan_in_lines_and_a_resumed_call_does_not():
+    kube = FakeApps([workload('StatefulSet')])
+    first = rollout(kube, internal={'verify': True}, partition='1', min_ready_seconds=5, on_failure='rollback')
+    assert first['plan_lines'] == [
+        'drain mode: none (rollout_readiness_gate is not set): pods are changed while they serve traffic',
+        "StatefulSet web: in_place, 3 pod(s), 0 already updated",
+        "batches (2): [['web-2'], ['web-1']]",
+        "left on the old version (partition): ['web-0']",
+        'each pod counts as done after 5s running and ready; on failure: rollback',
+        'PodDisruptionBudgets: []', 'not in place: []',
+        'owners (refuse): none found']
+    assert 'plan_lines' not in resumed(kube, first, internal={'verify': True})
+    window = rollout(FakeApps([workload('StatefulSet')]), window=True, batch_size='2', readiness_gate='example.com/g')
+    assert window['plan_lines'][0] == 'StatefulSet web: in_place, 3 pod(s), 0 already updated'
+    assert window['plan_lines'][1] == 'steps (1), a sliding window of 2 pod(s) in flight: 3 pod(s)'
+
+
 def test_the_report_of_a_run_rolled_back_names_the_failed_pods(monkeypatch):
     block_web_1(monkeypatch)
     report = rollout(FakeApps([workload('StatefulSet')]), on_failure='rollback')['report']

@@ -1,0 +1,62 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""rollout_preflight: the rollout role's first task, on the controller (docs: plugins/modules/rollout_preflight.py).
+
+The inputs checked in Python (rollout/inputs.py), not in the Jinja of a task: on the bench's machine the Jinja check
+and the lookup of the role's argument spec cost about 0.1 s a run (the role / module ratio at N=100). The run's id,
+start, restart id and whether it runs as a sliding window are returned (registered by the role: __rollout_start).
+Not set as facts: facts an action other than set_fact returns are host facts, below the registered variables
+they would reset."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+import random
+import time
+
+import yaml
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.inputs import (
+    input_errors, unknown_variables_message, window)
+
+# Variables named rollout_* that are not the role's inputs: its output.
+NOT_INPUTS = ('rollout_result',)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _supports_check_mode = True
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        task_vars = task_vars or {}
+        _spec, args = self.validate_argument_spec(argument_spec={'role': {'type': 'dict', 'required': True}})
+        role = args['role']
+        errors = input_errors(role)
+        known = self._known(task_vars)
+        unknown = sorted(name for name in task_vars if name.startswith('rollout_') and name not in known)
+        if unknown:
+            errors.append(unknown_variables_message(unknown, sorted(set(known) - set(NOT_INPUTS))))
+        if errors:
+            result.update(failed=True, msg='%s; nothing was changed' % '; '.join(errors))
+            return result
+        now = time.time()
+        result.update(
+            run_id='rollout-%x' % random.SystemRandom().getrandbits(63),
+            started=now,
+            restart_id=role.get('restart_id') or time.strftime('restart-%Y%m%dT%H%M%S', time.gmtime(now)),
+            window=window(role))
+        return result
+
+    def _known(self, task_vars):
+        """The role's variables: its argument spec's options, and its output."""
+        role_path = task_vars.get('role_path') or self._task._role._role_path
+        with open(os.path.join(role_path, 'meta', 'argument_specs.yml')) as spec:
+            options = yaml.load(spec, Loader=getattr(yaml, 'CSafeLoader', yaml.SafeLoader))['argument_specs']['main']['options']
+        return set(options) | set(NOT_INPUTS)

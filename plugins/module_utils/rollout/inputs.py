@@ -1,0 +1,78 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) inplace.k8s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""The rollout role's own inputs, checked on the controller before anything is read or written (the role's
+first task, the action ``rollout_preflight``): every mistake at once, each naming the role variable and the fix,
+and the role's variables the user set that the role does not know, each with the closest known name.
+
+Types are checked before this by Ansible against the role's argument spec; what is checked here is what the spec
+cannot say (which variables go together, the form of a count). The module checks its own options again
+(options.py): these messages name the role's variables, its the module's options."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import difflib
+import re
+
+from ansible.module_utils.parsing.convert_bool import boolean
+
+# A count (3) or a percentage from 0% to 100% (25%, 12.5%); empty: the default.
+COUNT = re.compile(r'^\s*(?:(\d+(?:\.\d+)?)\s*%|\d+)?\s*$')
+COUNTS = ('batch_size', 'canary', 'partition', 'max_unavailable')
+
+
+def _count_ok(value):
+    match = COUNT.match('' if value is None else str(value))
+    return bool(match) and (match.group(1) is None or float(match.group(1)) <= 100)
+
+
+def input_errors(role):
+    """The mistakes in ``role`` (the role's variables without their ``rollout_`` prefix), each a sentence that
+    names the variable and the fix; [] when there is none."""
+    target = role.get('target') or {}
+    action = role.get('action') or 'apply'
+    images, resources, restart = role.get('images') or {}, role.get('resources') or {}, role.get('restart') or []
+    gate, label = role.get('readiness_gate') or '', role.get('drain_label') or ''
+    errors = []
+    if ('namespace' not in target or ('kind' not in target and 'label_selectors' not in target)
+            or ('kind' in target and 'name' not in target)):
+        errors.append('rollout_target needs namespace and kind + name (or label_selectors)')
+    if action == 'apply' and not (images or resources or restart):
+        errors.append('give rollout_images and/or rollout_resources, or rollout_restart alone')
+    if restart and (images or resources):
+        errors.append('rollout_restart cannot be combined with rollout_images or rollout_resources: restart alone')
+    if action == 'release' and 'kind' not in target:
+        errors.append('rollout_action release needs a workload (rollout_target.kind and .name)')
+    if not all(_count_ok(role.get(name)) for name in COUNTS):
+        errors.append('rollout_batch_size, rollout_canary, rollout_partition and rollout_max_unavailable take a count '
+                      '(3) or a percentage from 0%% to 100%% (25%%); got %s' % ', '.join(
+                          '%s %s' % (name, '' if role.get(name) is None else role.get(name)) for name in COUNTS))
+    if gate and label:
+        errors.append('rollout_readiness_gate (%s) and rollout_drain_label (%s) are two ways to drain: set one of them'
+                      % (gate, label))
+    if boolean(role.get('enable_drain_label') or False) and 'kind' not in target:
+        errors.append('rollout_enable_drain_label needs rollout_target.kind and .name (a Deployment, StatefulSet or '
+                      'DaemonSet): pods chosen by label_selectors have no template to label')
+    if boolean(role.get('require_drain') or False) and not (gate or label):
+        errors.append('rollout_require_drain: no drain mode is set; set rollout_readiness_gate or rollout_drain_label')
+    return errors
+
+
+def unknown_variables_message(unknown, known):
+    """Name each unknown role variable with the closest known one."""
+    parts = []
+    for name in sorted(unknown):
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        parts.append('%s (did you mean %s?)' % (name, close[0]) if close else name)
+    return 'unknown variable(s) of the rollout role: %s; the role knows: %s' % (
+        ', '.join(parts), ', '.join(sorted(known)))
+
+
+def window(role):
+    """A sliding window unless the user asked for points between the steps (pauses, verification, stops, analyses
+    after each batch)."""
+    return bool(boolean(role.get('window', True)) and not int(role.get('pause_seconds') or 0)
+                and not role.get('verify_tasks') and not int(role.get('stop_after_batches') or 0)
+                and not (role.get('analysis') and 'batch' in (role.get('analysis_after') or [])))
