@@ -39,10 +39,11 @@ class ActionModule(ActionBase):
         _spec, args = self.validate_argument_spec(argument_spec={'role': {'type': 'dict', 'required': True}})
         role = args['role']
         errors = input_errors(role)
-        known = self._known(task_vars)
-        unknown = sorted(name for name in task_vars if name.startswith('rollout_') and name not in known)
+        known = self._inputs(task_vars)
+        unknown = [name for name in task_vars
+                   if name.startswith('rollout_') and name not in known and name not in NOT_INPUTS]
         if unknown:
-            errors.append(unknown_variables_message(unknown, sorted(set(known) - set(NOT_INPUTS))))
+            errors.append(unknown_variables_message(unknown, known))
         if errors:
             result.update(failed=True, msg='%s; nothing was changed' % '; '.join(errors))
             return result
@@ -54,9 +55,9 @@ class ActionModule(ActionBase):
             window=window(role))
         return result
 
-    def _known(self, task_vars):
-        """The role's variables: its argument spec's options, and its output."""
+    def _inputs(self, task_vars):
+        """The role's variables: the options of its argument spec."""
         role_path = task_vars.get('role_path') or self._task._role._role_path
         with open(os.path.join(role_path, 'meta', 'argument_specs.yml')) as spec:
             options = yaml.load(spec, Loader=getattr(yaml, 'CSafeLoader', yaml.SafeLoader))['argument_specs']['main']['options']
-        return set(options) | set(NOT_INPUTS)
+        return list(options)

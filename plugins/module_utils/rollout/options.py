@@ -21,8 +21,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import validate_images
 from ansible_collections.inplace.k8s.plugins.module_utils.options import STRATEGIES
 
-# The argument spec of the options documented in doc_fragments/rollout_options.py (the module adds what it rolls
-# out: state, namespace, kind, name, label_selectors, images, resources, restart).
+# The argument spec of the options documented in doc_fragments/rollout_options.py (the module adds its state).
 ROLLOUT_ARG_SPEC = {
     'namespace': {'type': 'str', 'required': True},
     'kind': {'type': 'str', 'choices': ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']},
