@@ -13,35 +13,48 @@ from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
 ORDERS = ('ordinal', 'reverse_ordinal', 'node', 'label', 'name')
 POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index'
-_PERCENT_RE = re.compile(r'^\s*(\d+(?:\.\d+)?)\s*%\s*$')
+# A percentage (group 1) or a whole number (group 2), blanks around either.
+_COUNT_RE = re.compile(r'^\s*(?:(\d+(?:\.\d+)?)\s*%|(\d+))\s*$')
 _ORDINAL_RE = re.compile(r'-(\d+)$')
 
 
-def resolve_count(value, total, name='count', round_up=True):
-    """An absolute count from ``value`` (int, '3' or '25%') over ``total`` pods.
-
-    Percentages round up (at least 1 when the value is not zero) unless ``round_up`` is False;
-    None stays None (no limit).
-    """
-    if value is None or value == '':
+def parse_count(value, name='count'):
+    """The one grammar of a count: ``(number, True)`` for a percentage from 0% to 100% ('25%', '12.5 %'),
+    ``(number, False)`` for a whole number (3, '3'), None for no value (None, '', blanks: the default).
+    Blanks around the value are allowed; anything else ('+3', '-1', '3.5', '1_000', '10%%', True) raises a
+    ValidationError that names ``name``. The role's preflight and the module read counts through this alone."""
+    if value is None or isinstance(value, str) and not value.strip():
         return None
     if isinstance(value, bool):
         raise ValidationError('%s must be a number or a percentage, not %r' % (name, value))
     text = str(value)
-    match = _PERCENT_RE.match(text)
-    if match:
-        if float(match.group(1)) > 100:
-            raise ValidationError('%s must be at most 100%%, not %s' % (name, text.strip()))
-        exact = float(match.group(1)) * total / 100.0
-        count = int(math.ceil(exact)) if round_up else int(math.floor(exact))
-        return max(count, 1) if round_up and float(match.group(1)) > 0 and total > 0 else count
-    try:
-        count = int(text)
-    except ValueError:
+    match = _COUNT_RE.match(text)
+    if not match:
+        if text.strip().startswith('-'):
+            raise ValidationError('%s must not be negative (%s)' % (name, text.strip()))
         raise ValidationError('%s must be a number or a percentage, not %r' % (name, value))
-    if count < 0:
-        raise ValidationError('%s must not be negative (%s)' % (name, value))
-    return count
+    if match.group(1) is None:
+        return int(match.group(2)), False
+    if float(match.group(1)) > 100:
+        raise ValidationError('%s must be at most 100%%, not %s' % (name, text.strip()))
+    return float(match.group(1)), True
+
+
+def resolve_count(value, total, name='count', round_up=True):
+    """An absolute count from ``value`` (parse_count's grammar: 3, '3' or '25%') over ``total`` pods.
+
+    Percentages round up (at least 1 when the value is not zero) unless ``round_up`` is False;
+    no value stays None (no limit).
+    """
+    parsed = parse_count(value, name)
+    if parsed is None:
+        return None
+    number, percent = parsed
+    if not percent:
+        return number
+    exact = number * total / 100.0
+    count = int(math.ceil(exact)) if round_up else int(math.floor(exact))
+    return max(count, 1) if round_up and number > 0 and total > 0 else count
 
 
 GENERATED_NAMES = ('ReplicaSet', 'DaemonSet')   # owners whose pods get a random name suffix

@@ -14,18 +14,22 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import difflib
-import re
 
 from ansible.module_utils.parsing.convert_bool import boolean
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 
-# A count (3) or a percentage from 0% to 100% (25%, 12.5%); empty: the default.
-COUNT = re.compile(r'^\s*(?:(\d+(?:\.\d+)?)\s*%|\d+)?\s*$')
+# Counts: a number (3) or a percentage from 0% to 100% (25%, 12.5%); empty: the default. The module's grammar
+# (batching.parse_count), so that the preflight refuses exactly what the loop would.
 COUNTS = ('batch_size', 'canary', 'partition', 'max_unavailable')
 
 
 def _count_ok(value):
-    match = COUNT.match('' if value is None else str(value))
-    return bool(match) and (match.group(1) is None or float(match.group(1)) <= 100)
+    try:
+        batching.parse_count(value)
+    except ValidationError:
+        return False
+    return True
 
 
 def input_errors(role):

@@ -102,3 +102,41 @@ def test_a_percentage_over_100_is_refused():
     with pytest.raises(ValidationError) as err:
         batching.resolve_count('150%', 4, 'batch_size')
     assert 'batch_size must be at most 100%' in str(err.value)
+
+
+# The one grammar of a count: what the role's preflight accepts is exactly what the module's loop resolves.
+@pytest.mark.parametrize('value, expected', [
+    (None, None), ('', None), ('   ', None), (0, (0, False)), (7, (7, False)), ('7', (7, False)),
+    (' 7 ', (7, False)), ('25%', (25.0, True)), ('12.5 %', (12.5, True)), (' 0% ', (0.0, True)),
+    ('100%', (100.0, True)),
+])
+def test_parse_count_accepts(value, expected):
+    assert batching.parse_count(value, 'canary') == expected
+
+
+@pytest.mark.parametrize('value, message', [
+    ('+3', 'canary must be a number or a percentage'), ('3.5', 'canary must be a number or a percentage'),
+    ('1_000', 'canary must be a number or a percentage'), ('10%%', 'canary must be a number or a percentage'),
+    ('%', 'canary must be a number or a percentage'), ('two', 'canary must be a number or a percentage'),
+    (True, 'canary must be a number or a percentage'), (3.0, 'canary must be a number or a percentage'),
+    ('-1', 'canary must not be negative (-1)'), (-2, 'canary must not be negative (-2)'),
+    ('100.5%', 'canary must be at most 100%, not 100.5%'),
+])
+def test_parse_count_refuses_naming_the_option(value, message):
+    with pytest.raises(ValidationError) as err:
+        batching.parse_count(value, 'canary')
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize('value', ['', ' ', '3', ' 3 ', '25%', '12.5 %', '100%', '+3', '3.5', '1_000', '-1', '101%',
+                                   'x', '%', 0, 4])
+def test_the_preflight_and_the_module_agree_on_every_count(value):
+    from ansible_collections.inplace.k8s.plugins.module_utils.rollout.inputs import input_errors
+    try:
+        batching.resolve_count(value, 10, 'canary')
+        module_ok = True
+    except ValidationError:
+        module_ok = False
+    role = {'action': 'apply', 'target': {'kind': 'Deployment', 'name': 'web', 'namespace': 'shop'},
+            'images': {'app': 'web:2'}, 'canary': value}
+    assert (input_errors(role) == []) == module_ok, value
