@@ -6,9 +6,10 @@
 is still the rollout's."""
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import WaitTimeout
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import poll, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, budgets, guard
 
+# The most between two looks while a batch is blocked: each look lists the workload's pods and the budgets.
 POLL_SECONDS = 2.0
 
 
@@ -20,21 +21,21 @@ class GateStep:
         module's names) (``whole``: all its pods at once; a window asks for each pod in its turn, so only the
         workload's record and template are checked)."""
         names = list(self.options.names if names is None else names)
-        deadline = self.clock() + self.options.wait_timeout
         self._renew()
         self._check_template()
         if not whole:
             return self.result([], blocked=[])
-        while True:
+
+        def look():
             pods = self.pods() if self.workload is None else (self.workload.read() and self.workload.pods())
             batch = [p for p in pods if podstate.meta(p, 'name') in names]
-            blocked = self._blocked(pods, batch)
-            if not blocked or self.check_mode:
-                return self.result(batch, blocked=blocked)
-            if self.clock() >= deadline:
-                raise WaitTimeout('batch %s blocked for %ss: %s' % (', '.join(names), self.options.wait_timeout,
-                                                                    '; '.join(blocked)), blocked=blocked)
-            self.sleep(POLL_SECONDS)
+            return batch, self._blocked(pods, batch)
+        batch, blocked = poll.until(look, self.options.wait_timeout, done=lambda found: not found[1] or self.check_mode,
+                                    most=POLL_SECONDS, clock=self.clock, sleep=self.sleep)
+        if blocked and not self.check_mode:
+            raise WaitTimeout('batch %s blocked for %ss: %s' % (', '.join(names), self.options.wait_timeout,
+                                                                '; '.join(blocked)), blocked=blocked)
+        return self.result(batch, blocked=blocked)
 
     def _check_template(self):
         """Another writer edited the template during this rollout (kubectl set image, an apply): raise

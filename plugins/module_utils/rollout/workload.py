@@ -53,7 +53,6 @@ REVISION_LABEL = 'controller-revision-hash'
 TEMPLATE_GENERATION_LABEL = 'pod-template-generation'
 TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation'
 HASH_LABEL = 'pod-template-hash'
-POLL_SECONDS = 1.0
 
 
 class RolloutError(InplaceError):
@@ -156,11 +155,12 @@ class Workload(WorkloadRelease):
 
     def wait_for(self, what, predicate, timeout):
         """Re-read the workload until predicate(obj) is true; WaitTimeout naming ``what``. The controllers
-        usually answer within a fraction of a second: the first re-reads come quickly, then every POLL_SECONDS."""
+        usually answer within a fraction of a second: poll.until's policy (the first re-reads come quickly, then
+        twice a second), so that the end of a rollout is seen within half a second of the controller's status."""
         def check():
             self.read()
             return predicate(self.obj)
-        if poll.until(check, timeout, most=POLL_SECONDS, clock=self.clock, sleep=self.sleep):
+        if poll.until(check, timeout, clock=self.clock, sleep=self.sleep):
             return self.obj
         raise WaitTimeout('%s %s/%s: timed out after %ss waiting for %s (status: %s)' % (
             self.kind, self.namespace, self.name, timeout, what, json.dumps(self.obj.get('status'))))
@@ -291,8 +291,8 @@ class Workload(WorkloadRelease):
                 if not found[1]:
                     self.read()
                 return found
-            name, hashed = poll.until(find, timeout, done=lambda found: found[1], most=POLL_SECONDS,
-                                      clock=self.clock, sleep=self.sleep)
+            name, hashed = poll.until(find, timeout, done=lambda found: found[1], clock=self.clock,
+                                      sleep=self.sleep)
             if not hashed:
                 raise WaitTimeout('DaemonSet %s/%s: no ControllerRevision for the new template after %ss'
                                   % (self.namespace, self.name, timeout))
