@@ -9,10 +9,12 @@ import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils import conftest
 
 
 def pod(name, node=None, **labels):
-    return {'metadata': {'name': name, 'labels': labels}, 'spec': {'nodeName': node}}
+    """conftest.pod with the labels given as keywords."""
+    return conftest.pod(name, labels=labels, node=node)
 
 
 @pytest.mark.parametrize('value, total, round_up, expected', [

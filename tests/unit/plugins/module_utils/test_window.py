@@ -11,15 +11,14 @@ import pytest
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import NotStarted
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import Window, watch_entry
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils import conftest
 
 
 def pod(name, ready=True, container_id='c-1', labels=None, version='1'):
-    return {'metadata': {'name': name, 'uid': 'uid-' + name, 'labels': labels or {'app': 'web'},
-                         'resourceVersion': version},
-            'spec': {'containers': [{'name': 'app', 'image': 'web:2'}]},
-            'status': {'conditions': [{'type': 'Ready', 'status': 'True' if ready else 'False'}],
-                       'containerStatuses': [{'name': 'app', 'ready': ready, 'containerID': container_id,
-                                              'state': {'running': {}}, 'restartCount': 0}]}}
+    """conftest.pod with this file's defaults: one container app on web:2, running, Ready or not."""
+    return conftest.pod(name, namespace=None, version=version, labels=labels or {'app': 'web'},
+                        containers={'app': 'web:2'}, conditions={'Ready': 'True' if ready else 'False'},
+                        statuses=[conftest.container_status('app', ready=ready, containerID=container_id)])
 
 
 class Pods:
