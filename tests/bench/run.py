@@ -830,21 +830,25 @@ def parse(argv):
 
 
 def measure_all(bench, args):
-    """Every wanted scenario at every size, then the traffic scenario; one aggregated row each."""
+    """Every wanted scenario at every size, then the traffic scenario; one aggregated row each.
+
+    The repeats of a size are interleaved, each round in the order opposite to the one before (A B, then B A,
+    ...): the test bed's own speed drifts over minutes (a cluster of 1000 pods just created, another just
+    deleted), and runs of one scenario back to back would give all of that drift to one side of a ratio."""
     results = []
     for pods in args.sizes:
-        for name, method, kind, batch, gated in args.wanted:
-            if pods > LARGE and name not in AT_ANY_SIZE and not args.scenarios:
-                continue
-            runs = []
-            for attempt in range(args.repeat):
+        wanted = [entry for entry in args.wanted
+                  if not (pods > LARGE and entry[0] not in AT_ANY_SIZE and not args.scenarios)]
+        runs = dict((entry[0], []) for entry in wanted)
+        for attempt in range(args.repeat):
+            for name, method, kind, batch, gated in (wanted if attempt % 2 == 0 else wanted[::-1]):
                 started = time.time()
                 result = bench.scenario(pods, name, method, kind, batch, gated, attempt)
-                runs.append(result)
+                runs[name].append(result)
                 print('bench: N=%d %-26s run %d/%d wall %6ss  %s (%.0f s with setup)' % (
                     pods, name, attempt + 1, args.repeat, result.get('wall', '-'), result.get('error', 'ok'),
                     time.time() - started), flush=True)
-            results.append(measure.aggregate(runs))
+        results.extend(measure.aggregate(runs[entry[0]]) for entry in wanted)
     for pods, changes, kind in [(p, args.traffic, 'Deployment') for p in args.traffic_sizes if args.traffic] + [
             (p, args.kruise_traffic, 'CloneSet') for p in args.traffic_sizes if args.kruise_traffic]:
         runs = []
