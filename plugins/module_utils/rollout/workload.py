@@ -53,6 +53,10 @@ REVISION_LABEL = 'controller-revision-hash'
 TEMPLATE_GENERATION_LABEL = 'pod-template-generation'
 TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation'
 HASH_LABEL = 'pod-template-hash'
+# The workload's status is read again, not watched (rbac/inplace-k8s-rbac.yml grants get and patch on workloads,
+# no list or watch): poll.until's delays, at most this far apart. The controllers answer within a fraction of a
+# second, and each look is one GET of one object.
+STATUS_POLL_SECONDS = 0.25
 
 
 class RolloutError(InplaceError):
@@ -155,12 +159,12 @@ class Workload(WorkloadRelease):
 
     def wait_for(self, what, predicate, timeout):
         """Re-read the workload until predicate(obj) is true; WaitTimeout naming ``what``. The controllers
-        usually answer within a fraction of a second: poll.until's policy (the first re-reads come quickly, then
-        twice a second), so that the end of a rollout is seen within half a second of the controller's status."""
+        usually answer within a fraction of a second: the first re-reads come quickly, then every
+        STATUS_POLL_SECONDS, so that the end of a rollout is seen within a quarter of a second of the status."""
         def check():
             self.read()
             return predicate(self.obj)
-        if poll.until(check, timeout, clock=self.clock, sleep=self.sleep):
+        if poll.until(check, timeout, most=STATUS_POLL_SECONDS, clock=self.clock, sleep=self.sleep):
             return self.obj
         raise WaitTimeout('%s %s/%s: timed out after %ss waiting for %s (status: %s)' % (
             self.kind, self.namespace, self.name, timeout, what, json.dumps(self.obj.get('status'))))
@@ -291,8 +295,8 @@ class Workload(WorkloadRelease):
                 if not found[1]:
                     self.read()
                 return found
-            name, hashed = poll.until(find, timeout, done=lambda found: found[1], clock=self.clock,
-                                      sleep=self.sleep)
+            name, hashed = poll.until(find, timeout, done=lambda found: found[1], most=STATUS_POLL_SECONDS,
+                                      clock=self.clock, sleep=self.sleep)
             if not hashed:
                 raise WaitTimeout('DaemonSet %s/%s: no ControllerRevision for the new template after %ss'
                                   % (self.namespace, self.name, timeout))
