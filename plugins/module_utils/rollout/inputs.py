@@ -49,10 +49,10 @@ def input_errors(role):
         errors.append('rollout_restart cannot be combined with rollout_images or rollout_resources: restart alone')
     if action == 'release' and 'kind' not in target:
         errors.append('rollout_action release needs a workload (rollout_target.kind and .name)')
-    if not all(_count_ok(role.get(name)) for name in COUNTS):
-        errors.append('rollout_batch_size, rollout_canary, rollout_partition and rollout_max_unavailable take a count '
-                      '(3) or a percentage from 0%% to 100%% (25%%); got %s' % ', '.join(
-                          '%s %s' % (name, '' if role.get(name) is None else role.get(name)) for name in COUNTS))
+    wrong = [name for name in COUNTS if not _count_ok(role.get(name))]
+    if wrong:
+        errors.append('%s: take a count (3) or a percentage from 0%% to 100%% (25%%)' % ', '.join(
+            'rollout_%s %s' % (name, role.get(name)) for name in wrong))
     if gate and label:
         errors.append('rollout_readiness_gate (%s) and rollout_drain_label (%s) are two ways to drain: set one of them'
                       % (gate, label))

@@ -40,7 +40,7 @@ def test_good_inputs_have_no_error():
     ({'restart': ['app']}, 'rollout_restart cannot be combined with rollout_images or rollout_resources'),
     ({'action': 'release', 'target': {'namespace': 'shop', 'label_selectors': ['app=web']}},
      'rollout_action release needs a workload'),
-    ({'batch_size': '150%'}, 'got batch_size 150%, canary , partition 0, max_unavailable '),
+    ({'batch_size': '150%'}, 'rollout_batch_size 150%: take a count (3) or a percentage from 0% to 100% (25%)'),
     ({'canary': 'two'}, 'take a count (3) or a percentage from 0% to 100% (25%)'),
     ({'max_unavailable': '-1'}, 'max_unavailable -1'),
     ({'partition': '100.5%'}, 'partition 100.5%'),
@@ -57,7 +57,7 @@ def test_each_mistake_names_its_variable(changed, expected):
 
 def test_every_mistake_is_named_at_once():
     found = errors(images={}, batch_size='x', require_drain='true')
-    assert [e.split(' ')[0] for e in found] == ['give', 'rollout_batch_size,', 'rollout_require_drain:']
+    assert [e.split(' ')[0] for e in found] == ['give', 'rollout_batch_size', 'rollout_require_drain:']
 
 
 @pytest.mark.parametrize('count', ['', ' ', '0', '3', '25%', '12.5 %', '100%', 7, None])
@@ -110,3 +110,9 @@ def test_the_preflight_fails_on_every_mistake_and_unknown_variable_at_once(monke
     assert 'rollout_image (did you mean rollout_images?)' in result['msg']
     assert 'rollout_result' not in result['msg'].split('the role knows:')[1]
     assert result['msg'].endswith('; nothing was changed')
+
+
+def test_only_the_wrong_counts_are_named():
+    found = errors(canary='+3', batch_size='1_000', max_unavailable='10%')
+    assert found == ['rollout_batch_size 1_000, rollout_canary +3: take a count (3) or a percentage from 0% to 100% '
+                     '(25%)']
