@@ -194,6 +194,25 @@ def test_blocked_gate_raises_with_blocked_and_failed_pods_and_writes_nothing():
     assert kube.writes() == []
 
 
+def test_a_cancel_ends_the_wait_of_a_blocked_batch_and_starts_none_of_its_pods(monkeypatch):
+    from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel
+    pdb = {'metadata': {'name': 'web'}, 'spec': {'selector': {'matchLabels': {'app': 'web'}}},
+           'status': {'disruptionsAllowed': 0}}
+    kube = Kube(pdbs=[pdb])
+    watch = cancel.Watch([])
+    monkeypatch.setattr(cancel, '_current', watch)
+    clock = Clock()
+
+    def sleep(seconds):
+        clock.sleep(seconds)
+        if clock() >= 3:
+            watch.cancel('SIGTERM received')
+    result = Rollout(kube, options(images={'app': NEW}, wait_timeout=600), False, clock=clock, sleep=sleep).run()
+    assert clock() < 10   # not the 600 s of wait_timeout
+    assert kube.writes() == []
+    assert sorted(p['name'] for p in result['images']['pods'] if p['status'] == 'not_started') == BATCH
+
+
 def test_check_mode_gates_and_previews_without_writing():
     pdb = {'metadata': {'name': 'web'}, 'spec': {'selector': {'matchLabels': {'app': 'web'}}},
            'status': {'disruptionsAllowed': 0}}
