@@ -192,6 +192,8 @@ def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=
         result['owners'] = known
     if not diff:
         result.pop('diff')
+    if missing and target.window is not None:
+        result['missing'] = missing   # the rollout's: its pods deleted before their turn (rollout/step.py gone_pods)
     failing = engine.ERROR_STATUSES + (() if target.continue_on_error else (engine.REFUSED,))
     failed = [p for p in result['pods'] if p['status'] in failing]
     if failed:

@@ -29,18 +29,20 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations.draining im
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.operation import Operation
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.ownership import Ownership
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.podrun import (
-    BLOCKED, CONFLICT, CONVERGED, ERROR_STATUSES, FAILED, FINISHED_OK, NOT_READY_TIMEOUT, NOT_STARTED, OWNER_MARGIN,
-    REFUSED, RESUMED, ROLLED_BACK, STATUSES, UNCHANGED, UPDATED, WOULD_UPDATE, WRITTEN, ConcurrentChange, NotStarted,
-    PodRun,
+    BLOCKED, CONFLICT, CONVERGED, ERROR_STATUSES, FAILED, FINISHED_OK, GONE, NOT_READY_TIMEOUT, NOT_STARTED,
+    OWNER_MARGIN, REFUSED, RESUMED, ROLLED_BACK, STATUSES, UNCHANGED, UPDATED, WOULD_UPDATE, WRITTEN, ConcurrentChange,
+    NotStarted, PodGone, PodRun,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.podsteps import PodSteps
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.results import Results
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.waiting import Waiting
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, drain, plan as planning, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.nodes import NodeHealth
 
 __all__ = ['Engine', 'Options', 'Operation', 'PodRun', 'ConcurrentChange', 'NotStarted', 'STATUSES', 'ERROR_STATUSES',
            'FINISHED_OK', 'UNCHANGED', 'WOULD_UPDATE', 'REFUSED', 'UPDATED', 'CONVERGED', 'WRITTEN', 'FAILED',
-           'ROLLED_BACK', 'CONFLICT', 'RESUMED', 'BLOCKED', 'NOT_STARTED', 'NOT_READY_TIMEOUT', 'OWNER_MARGIN']
+           'ROLLED_BACK', 'CONFLICT', 'RESUMED', 'BLOCKED', 'NOT_STARTED', 'NOT_READY_TIMEOUT', 'OWNER_MARGIN', 'GONE',
+           'PodGone']
 
 
 Options = namedtuple('Options', 'check_mode wait wait_timeout max_concurrency readiness_gate drain_seconds '
@@ -74,6 +76,8 @@ class Engine(PodSteps, Ownership, Draining, Waiting, Results):
         self.drainer = drain.drainer(options.readiness_gate, options.drain_label)
         self._pull_failed = {}   # node -> why the pre-pull of the new image(s) failed there (prepull.Pass.failed)
         self.prepulled = None    # the pre-pull's report (options.prepull)
+        # The nodes of the pods waited for: a node that stops is named within about a minute (pods/nodes.py).
+        self.nodes = NodeHealth(kube, warn=self.warn) if watcher is not None else None
 
     def warn(self, message):
         with self._lock:
@@ -122,6 +126,8 @@ class Engine(PodSteps, Ownership, Draining, Waiting, Results):
                 with ThreadPoolExecutor(max_workers=self.options.max_concurrency) as pool:
                     runs = list(pool.map(self._execute, plans))
             finally:
+                if self.nodes is not None:
+                    self.nodes.stop()
                 if pulled is not None:
                     pulled.done()
         result = self.result(runs)

@@ -15,8 +15,11 @@ UNCHANGED, WOULD_UPDATE, REFUSED, UPDATED, CONVERGED, WRITTEN, FAILED, ROLLED_BA
     'unchanged', 'would_update', 'refused', 'updated', 'converged', 'written', 'failed', 'rolled_back',
     'conflict', 'resumed')
 BLOCKED, NOT_STARTED = 'blocked', 'not_started'
+# GONE: the pod went away during the run (deleted, evicted, preempted, its node lost: pods/departure.py); not a
+# failure, nothing of it is undone.
+GONE = 'gone'
 STATUSES = (UNCHANGED, WOULD_UPDATE, REFUSED, UPDATED, CONVERGED, WRITTEN, FAILED, ROLLED_BACK, CONFLICT, RESUMED,
-            BLOCKED, NOT_STARTED)
+            BLOCKED, NOT_STARTED, GONE)
 ERROR_STATUSES = (FAILED, ROLLED_BACK, CONFLICT, BLOCKED)
 FINISHED_OK = (UPDATED, CONVERGED, RESUMED)
 NOT_READY_TIMEOUT = 30  # how long a drain waits to see the pod report NotReady
@@ -25,6 +28,14 @@ OWNER_MARGIN = 60       # seconds a pod record stays owned beyond the waits of i
 
 class ConcurrentChange(InplaceError):
     """What this plan was about changed after it was made: another writer is at work."""
+
+
+class PodGone(InplaceError):
+    """The pod went away (pods/departure.py): ``cause`` (evicted, deleted, ...) and the cluster's ``detail``."""
+
+    def __init__(self, name, cause, detail):
+        super().__init__('pod %s is gone (%s): %s' % (name, cause, detail))
+        self.name, self.cause, self.detail = name, cause, detail
 
 
 class NotStarted(InplaceError):
@@ -51,9 +62,15 @@ class PodRun:
         self.rollback = None
         self.claim = None            # the record written to own the pod before draining
         self.record = None           # the record of the change, once written (or found)
+        self.gone = None             # status GONE: {cause, detail, when} (pods/departure.py)
 
     def mark(self, name, since):
         self.timings[name] = round(self.clock() - since, 3)
+
+    def went(self, gone, when):
+        """The pod went away (``gone``: a PodGone) ``when`` (departure.BEFORE, IN_FLIGHT, AFTER)."""
+        self.gone = {'cause': gone.cause, 'detail': gone.detail, 'when': when}
+        return self.finish(GONE, gone.msg)
 
     def finish(self, status, reason=None):
         self.status = status

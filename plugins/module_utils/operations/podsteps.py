@@ -13,13 +13,15 @@ drainer) and reports through warn().
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import retry_conflict
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
-    AdmissionDenied, ApiError, PodFailure, WaitTimeout,
+    AdmissionDenied, ApiError, NotFoundError, PodFailure, WaitTimeout,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.podrun import (
-    BLOCKED, CONFLICT, CONVERGED, FAILED, FINISHED_OK, NOT_READY_TIMEOUT, NOT_STARTED, REFUSED, RESUMED,
-    ROLLED_BACK, UNCHANGED, UPDATED, WOULD_UPDATE, WRITTEN, ConcurrentChange, NotStarted, PodRun,
+    BLOCKED, CONFLICT, CONVERGED, FAILED, FINISHED_OK, GONE, NOT_READY_TIMEOUT, NOT_STARTED, REFUSED, RESUMED,
+    ROLLED_BACK, UNCHANGED, UPDATED, WOULD_UPDATE, WRITTEN, ConcurrentChange, NotStarted, PodGone, PodRun,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, guardian, plan as planning, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import (
+    cancel, departure, guardian, plan as planning, podstate, record,
+)
 
 
 class PodSteps:
@@ -53,6 +55,14 @@ class PodSteps:
         run = PodRun(plan, self.clock)
         # Time spent waiting for a slot among max_concurrency workers.
         run.timings['queued'] = round(max(0.0, run.started - self._started), 3)
+        try:
+            if plan.action == planning.REFUSED and plan.transient and self.watcher is not None:
+                plan = self._running(run)   # Pending on its way to running: updated once it runs
+            gone = self._departed(run)
+            if gone is not None:
+                return run.went(gone, departure.BEFORE)
+        except PodGone as exc:
+            return run.went(exc, departure.BEFORE)
         if plan.action == planning.REFUSED:
             return self._refuse(run)
         node = (plan.pod.get('spec') or {}).get('nodeName')
@@ -85,13 +95,54 @@ class PodSteps:
             if cancel.cancelled():
                 cancel.skipped([plan.name])
             return run.finish(NOT_STARTED, exc.msg)
+        except PodGone as exc:
+            return run.went(exc, departure.BEFORE)
         except WaitTimeout as exc:
             run.error = {'container': None, 'reason': 'Blocked', 'message': exc.msg}
             return run.finish(BLOCKED, '%s; the pod was not drained or changed' % exc.msg)
         try:
             return self._change(run, resume)
         finally:
-            window.release(plan.name, run.status in FINISHED_OK, run.pod)
+            window.release(plan.name, run.status in FINISHED_OK, run.pod, gone=run.status == GONE)
+
+    def _running(self, run):
+        """Wait (at most wait_timeout) for a pod that is Pending on its way to running, then plan it again: its
+        fresh plan (refused with the reason when it is still not running). PodGone when it went away meanwhile."""
+        uid = podstate.meta(run.plan.pod, 'uid')
+
+        def gone(pod):
+            left = departure.departure(pod, uid)
+            return PodGone(run.plan.name, *left) if left is not None else None
+        try:
+            pod = self.watcher.wait_for(run.plan.name, lambda p: not planning.waits(p), gone,
+                                        self.options.wait_timeout or NOT_READY_TIMEOUT)
+        except WaitTimeout:
+            latest = self.watcher.get(run.plan.name) or run.plan.pod
+            run.plan = planning.plan_pod(latest, self.op.desired(latest), self.op.judge)
+            run.plan.reason = '%s, still after %ss (wait_timeout)' % (run.plan.refusal, self.options.wait_timeout)
+            run.plan.transient = False
+            return run.plan
+        run.pod = pod
+        run.plan = planning.plan_pod(pod, self.op.desired(pod), self.op.judge)
+        return run.plan
+
+    def _departed(self, run, read=False):
+        """PodGone when the pod went away (as the watch has it; ``read``: asked of the server when no watch runs),
+        else None."""
+        name = run.plan.name
+        if self.watcher is not None:
+            pod = self.watcher.get(name)
+        elif read:
+            try:
+                pod = self.kube.get_pod(podstate.meta(run.plan.pod, 'namespace'), name)
+            except NotFoundError:
+                pod = None
+            except ApiError:
+                return None
+        else:
+            return None
+        left = departure.departure(pod, podstate.meta(run.plan.pod, 'uid'))
+        return PodGone(name, *left) if left is not None else None
 
     def _cancelled_owner_gone(self, run):
         """A run cancelled on this host still holds the pod (cancel.cancelled_owner): wait, at most wait_timeout,
@@ -144,14 +195,29 @@ class PodSteps:
                 run.finish(WRITTEN if run.written else UNCHANGED)
             if self.options.wait and not gate and self._needs_done_write(run, rec):
                 self._finish_record(run, rec, record.DONE)
+        except PodGone as exc:
+            self._went(run, exc)
         except ConcurrentChange as exc:
+            gone = self._departed(run, read=True)
+            if gone is not None:
+                self._went(run, gone)
+                return run
             run.finish(CONFLICT, exc.msg)
             if run.written:   # the record must not say in-progress (or settle as done) for another's change
                 self._finish_record(run, rec, record.FAILED, error='conflict: %s' % exc.msg)
         except PodFailure as exc:
+            gone = self._departed(run)   # its containers stopped because it is going away: not a failure
+            if gone is not None:
+                self._went(run, gone)
+                return run
             run.error = exc.as_dict()
             self._recover(run, rec, exc)
         except (WaitTimeout, ApiError) as exc:
+            gone = PodGone(plan.name, departure.DELETED, 'the pod was deleted') if isinstance(exc, NotFoundError) \
+                else self._departed(run, read=True)
+            if gone is not None:
+                self._went(run, gone)
+                return run
             run.error = {'container': None, 'reason': type(exc).__name__, 'message': exc.msg}
             if isinstance(exc, AdmissionDenied) and not run.written:
                 self._denied = 'pod %s: %s' % (plan.name, exc.msg)
@@ -162,6 +228,12 @@ class PodSteps:
             if guard is not None:
                 guard.settled(plan.pod)
         return run
+
+    def _went(self, run, gone):
+        """The pod went away in flight: not a failure; nothing of it is undone (no undrain, no rollback, no
+        record: the pod and its record go with it)."""
+        run.went(gone, departure.IN_FLIGHT)
+        run.gate = None
 
     def _recover(self, run, rec, exc):
         """After a failure: roll back if asked and possible, record the outcome."""

@@ -63,6 +63,8 @@ class Results:
         })
         if run.rollback:
             result['rolled_back_to'] = run.rollback
+        if run.gone:
+            result['gone'] = run.gone
         return result
 
     def container_result(self, cplan, before_pod, after_pod):

@@ -10,24 +10,33 @@ A part of Engine (engine.py): it works on what Engine.__init__ sets (kube, op, o
 """
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import PodFailure, WaitTimeout
-from ansible_collections.inplace.k8s.plugins.module_utils.operations.podrun import ConcurrentChange
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan as planning, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.podrun import ConcurrentChange, PodGone
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import departure, plan as planning, podstate
 
 
 class Waiting:
     """Waits (module docstring)."""
 
     def _check_same_pod(self, run, pod):
-        failure = podstate.pod_failure(pod, podstate.meta(run.plan.pod, 'uid'))
-        if failure:
-            raise PodFailure(run.plan.name, *failure)
+        failure = self._gone(run)(pod)
+        if failure is not None:
+            raise failure
 
     def _gone(self, run):
+        """failed(pod) of a wait: PodGone when the pod went away (pods/departure.py: not a failure of the change),
+        PodFailure when it failed as a whole or its node is not ready (pods/nodes.py), else None."""
         uid = podstate.meta(run.plan.pod, 'uid')
+        node = (run.plan.pod.get('spec') or {}).get('nodeName')
 
         def failed(pod):
+            left = departure.departure(pod, uid)
+            if left is not None:
+                return PodGone(run.plan.name, *left)
             failure = podstate.pod_failure(pod, uid)
-            return PodFailure(run.plan.name, *failure) if failure else None
+            if failure:
+                return PodFailure(run.plan.name, *failure)
+            lost = self.nodes.trouble(node) if self.nodes is not None else None
+            return PodFailure(run.plan.name, 'NodeNotReady', lost) if lost else None
         return failed
 
     def _wait(self, run, plan, rec, pod, prefix=''):
@@ -54,6 +63,17 @@ class Waiting:
 
         since = run.write_time or self.clock()
         deadline = since + self.options.wait_timeout
+        node = (pod.get('spec') or {}).get('nodeName')
+        if self.nodes is not None:
+            self.nodes.follow(node)
+        try:
+            return self._stages(run, plan, containers, before, failed, gone, since, deadline, prefix)
+        finally:
+            if self.nodes is not None:
+                self.nodes.unfollow(node)
+
+    def _stages(self, run, plan, containers, before, failed, gone, since, deadline, prefix):
+        """The stages of _wait: restart, ready, then min_ready_seconds of stability."""
         checks = {'restart': self.op.restarted, 'ready': self.op.done}
         for stage in ('restart', 'ready'):
             check = checks[stage]

@@ -29,10 +29,13 @@ def verdict(action, current, restart=False, reason=None):
 class PodPlan:
     """The plan for one pod: its container plans and, when refused as a whole, the reason."""
 
-    def __init__(self, pod, containers, reason=None):
+    def __init__(self, pod, containers, reason=None, transient=False):
         self.pod = pod
         self.containers = containers
         self.reason = reason
+        # Refused only for now: the pod is Pending on its way to running (pods/departure.waits); a run with a watch
+        # waits for it to run and plans it again.
+        self.transient = transient
 
     @property
     def name(self):
@@ -73,7 +76,7 @@ class PodPlan:
         """A copy whose containers named in ``values`` ({container: value}) have that desired value (the
         server stored something other than what was written: it is the target now)."""
         return PodPlan(self.pod, [c._replace(desired=values[c.name]) if c.name in values else c
-                                  for c in self.containers], self.reason)
+                                  for c in self.containers], self.reason, self.transient)
 
     def same_targets(self, other):
         """Both plans would move the same containers from the same values: a re-read plan
@@ -139,9 +142,18 @@ def plan_pod(pod, desired, judge):
         plans.append(ContainerPlan(name, info.kind, action, reason, said.current, value,
                                    said.restart and action == UPDATE))
     plan = PodPlan(pod, plans)
+    if plan.action == PENDING and waits(pod):
+        return plan   # already on the target in its spec, on its way to running: waited for, never refused
     if plan.action in (UPDATE, PENDING):
         plan.reason = pod_refusal(pod, [c.name for c in plans if c.action in (UPDATE, PENDING)])
+        plan.transient = bool(plan.reason) and waits(pod)
     return plan
+
+
+def waits(pod):
+    """Is ``pod`` Pending on its way to running (scheduled or not), not finished or going away."""
+    return podstate.phase(pod) in (None, 'Pending') and not podstate.is_terminating(pod) and \
+        not podstate.condition_is(pod, 'DisruptionTarget', 'True')
 
 
 def unknown_containers(pods, names):

@@ -16,8 +16,8 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.progress import Progress
 
 IN_PLACE = ('in_place', 'restart', 'unchanged')
-TOTALS = ('failed_pods', 'not_started', 'recreated')
-KEPT = ('progress', 'failed_pods', 'not_started', 'recreated', 'window', 'updated', 'total')
+TOTALS = ('failed_pods', 'not_started', 'recreated', 'gone')
+KEPT = ('progress', 'failed_pods', 'not_started', 'recreated', 'gone', 'window', 'updated', 'total')
 
 
 class OneCall:
@@ -107,7 +107,7 @@ class OneCall:
         run['diff'] = (run.get('diff') or []) + list(step.get('diff') or [])
         run['steps'].append(dict({key: step.get(key) for key in KEPT}, pods=len(batch.names)))
         for key in TOTALS:
-            run[key].extend(step.get(key) or [])
+            run.setdefault(key, []).extend(step.get(key) or [])
         run['timings'].update(step.get('timings') or {})
         run['progress'].extend(step.get('progress') or [])
         run['steps_run'] += 1
@@ -228,5 +228,6 @@ def _counts(plan):
 def _new_run(batches, canary=False):
     """A run's state before its first step (carried from call to call as ``run.resume``)."""
     return {'batches': [list(names) for names in batches], 'next': 0, 'canary': canary, 'watch': {},
-            'steps': [], 'failed_pods': [], 'not_started': [], 'recreated': [], 'timings': {}, 'steps_run': 0,
+            'steps': [], 'failed_pods': [], 'not_started': [], 'recreated': [], 'gone': [], 'replaced': [],
+            'timings': {}, 'steps_run': 0,
             'stopped': False, 'changed': False}

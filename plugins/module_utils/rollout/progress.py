@@ -25,7 +25,7 @@ class Progress:
         self.path, self.clock = path, clock
         self.started = started or clock()
         self.total, self.done, self.failed = total, done, failed
-        self.flight, self.waiting = set(), 0
+        self.flight, self.waiting, self.gone = set(), 0, 0
         self.label, self.base = None, done   # the step running; the pods done when this call began (estimate)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -59,10 +59,13 @@ class Progress:
             self.flight.add(name)
             self.waiting = max(self.waiting - 1, 0)
 
-    def end(self, name, ok):
+    def end(self, name, ok, gone=False):
+        """Pod ``name`` left the window: done (``ok``), gone away (``gone``: neither done nor failed), or failed."""
         with self._lock:
             self.flight.discard(name)
-            if ok:
+            if gone:
+                self.gone += 1
+            elif ok:
                 self.done += 1
             else:
                 self.failed += 1
@@ -84,10 +87,11 @@ class Progress:
     def counts(self):
         with self._lock:
             elapsed = self.clock() - self.started
-            left = self.total - self.done - self.failed
+            left = self.total - self.done - self.failed - self.gone
             gained = self.done - self.base
             eta = round(elapsed / gained * left, 1) if gained > 0 and left > 0 else None
-            return {'label': self.label, 'done': self.done, 'failed': self.failed, 'in_flight': len(self.flight),
+            return {'label': self.label, 'done': self.done, 'failed': self.failed, 'gone': self.gone,
+                    'in_flight': len(self.flight),
                     'waiting': self.waiting, 'total': self.total, 'elapsed': round(elapsed, 1), 'eta': eta}
 
     def _beat(self):
@@ -98,7 +102,7 @@ class Progress:
         if self.path is None:
             return
         counts = self.counts()
-        key = tuple(counts[k] for k in ('label', 'done', 'failed', 'in_flight', 'waiting'))
+        key = tuple(counts[k] for k in ('label', 'done', 'failed', 'gone', 'in_flight', 'waiting'))
         last, when = self._written
         if not force and key == last and self.clock() - when < HEARTBEAT:
             return
@@ -126,6 +130,8 @@ def line(counts):
     parts = ['%d/%d pods done' % (counts['done'], counts['total'])]
     if counts['failed']:
         parts.append('%d failed' % counts['failed'])
+    if counts.get('gone'):
+        parts.append('%d gone (deleted or evicted: not failed)' % counts['gone'])
     parts.append('%d in flight' % counts['in_flight'])
     if counts['waiting']:
         parts.append('%d waiting for a slot' % counts['waiting'])

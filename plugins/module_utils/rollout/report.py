@@ -15,6 +15,8 @@ def progress_lines(batch, out, check_mode=False):
     failed = [item['name'] for item in step.get('failed_pods') or []]
     failed_here = set(name for item in failed for name in item.split(','))   # a whole-batch entry names all
     not_started = set(step.get('not_started') or [])
+    gone = [item for item in step.get('gone') or [] if item.get('name') in names]
+    not_started |= set(item['name'] for item in gone)   # neither done nor failed
     if check_mode:
         counts = 'would update %d pod(s) (check mode: nothing written)' % len(names)
     else:
@@ -24,8 +26,10 @@ def progress_lines(batch, out, check_mode=False):
             len([name for name in names if name in failed_here]),
             ', %d earlier pod(s) failed after they were counted done' % earlier if earlier else '',
             step.get('updated', '?'), step.get('total', '?'))
-    if not_started:
-        counts += ', %d not started' % len(not_started)
+    if len(not_started) > len(gone):
+        counts += ', %d not started' % (len(not_started) - len(gone))
+    if step.get('gone'):
+        counts += ', %d gone (deleted, evicted or preempted: not failed, nothing to undo)' % len(step['gone'])
     window = step.get('window')
     if window:
         counts += '; window %s wide%s, pods waited %ss for their turn in all' % (
@@ -37,7 +41,14 @@ def progress_lines(batch, out, check_mode=False):
     if batch.started:
         line += '; elapsed %.1fs' % (time.time() - batch.started)
     return [line] + ['failed: ' + ': '.join('%s' % item.get(key) for key in ('name', 'status', 'reason') if key in item)
-                     for item in step.get('failed_pods') or []]
+                     for item in step.get('failed_pods') or []] + [gone_line(item) for item in step.get('gone') or []]
+
+
+def gone_line(item):
+    """What the role shows of a pod that went away (a ``gone`` entry)."""
+    return 'gone: %s (%s, %s): %s' % (item.get('name'), item.get('cause'), {
+        'before': 'before its turn', 'in_flight': 'while its change was in flight',
+        'after': 'after it was done'}.get(item.get('when'), item.get('when')), item.get('detail'))
 
 
 def plan_lines(plan, options, check_mode=False):
@@ -99,7 +110,8 @@ def summary(facts, run=None, ended=None, check_mode=False):
     return {
         'changed': None, 'check_mode': check_mode, 'action': None, 'mode': facts.get('mode'), 'pods': len(before),
         'batches_planned': facts.get('batches') or 0, 'batches_run': run.get('steps_run', 0), 'failed_pods': failed,
-        'not_started': list(run.get('not_started') or []), 'rolled_back': bool(run.get('rolled_back')),
+        'not_started': list(run.get('not_started') or []), 'gone': list(run.get('gone') or []),
+        'replaced': list(run.get('replaced') or []), 'rolled_back': bool(run.get('rolled_back')),
         'released': False, 'stopped': bool(run.get('stopped')),
         'recreated_pods': len(set(before) - set(after)), 'workload': finished.get('workload') or {},
         'left_on_old_version': finished['old'] if 'old' in finished else facts.get('kept') or [],

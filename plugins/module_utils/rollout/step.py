@@ -14,7 +14,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations import engi
 from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Drain, ImageChange, ResizeChange, RestartChange, Strategy, Target, Task, Wait,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, departure, podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import IN_PROGRESS
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import spec_images, unique
@@ -83,7 +83,8 @@ class BatchStep:
         failed_names = set(names) if _failed_as_a_whole(changes) else set(item['name'] for item in failed)
         not_started = sorted(set(pod['name'] for _key, pod in change_pods(changes)
                                  if pod['status'] == engine.NOT_STARTED) - failed_names)
-        left = failed_names | set(not_started)
+        gone = gone_pods(changes)
+        left = failed_names | set(not_started) | set(item['name'] for item in gone)
         out, latest = self._synced = self._sync(names=[name for name in names if name not in left])
         out.update(changes)
         current = {podstate.meta(p, 'name'): p for p in latest}
@@ -94,6 +95,7 @@ class BatchStep:
             # Pods counted done that failed while the window ran (it halted then), each once.
             failed.extend(item for item in window.failed if item['name'] not in failed_names)
             failed_names.update(item['name'] for item in window.failed)
+            gone.extend(window.gone)
             out['window'] = window.report()
         failed.extend(item for item in self._watch_failures(current.values()) if item['name'] not in failed_names)
         # Counted done by the change, yet its spec is off the target now: another writer set it in between
@@ -106,7 +108,7 @@ class BatchStep:
         for key, pod in change_pods(changes):
             timings.setdefault(pod['name'], {})[key] = pod.get('timings') or {}
         out.update(blocked=gated['blocked'], failed_pods=failed, verified=verified, timings=timings, not_started=not_started,
-                   recreated=recreated_pods(changes),
+                   recreated=recreated_pods(changes), gone=gone,
                    changed=bool(out['changed'] or any(r.get('changed') for r in changes.values())))
         if self.diff:
             out['diff'] = [r.pop('diff') for r in changes.values() if r.get('diff')]
@@ -184,9 +186,29 @@ class BatchStep:
 
 def recreated_pods(changes):
     """Pods of the batch's changes that came back with another UID: recreated, not changed in place (a pod whose
-    sandbox the kubelet made again, after a node restart, has a new IP but is the same pod)."""
+    sandbox the kubelet made again, after a node restart, has a new IP but is the same pod). A pod that went away
+    (deleted, evicted: gone_pods) is not one of them."""
     return sorted(set(pod['name'] for _key, pod in change_pods(changes)
-                      if pod.get('uid_after') and pod['uid_after'] != pod.get('uid')))
+                      if pod.get('uid_after') and pod['uid_after'] != pod.get('uid') and pod.get('status') != engine.GONE))
+
+
+def gone_pods(changes):
+    """``gone`` entries (pods/departure.entry) of the pods of the batch's changes that went away during the run,
+    each once, and of the pods asked for that were not found any more (deleted before their turn)."""
+    found, seen = [], set()
+    for _key, pod in change_pods(changes):
+        if pod['status'] == engine.GONE and pod['name'] not in seen:
+            seen.add(pod['name'])
+            gone = pod.get('gone') or {}
+            found.append({'name': pod['name'], 'uid': pod.get('uid'), 'node': pod.get('node'),
+                          'cause': gone.get('cause'), 'detail': gone.get('detail'), 'when': gone.get('when')})
+    for key in CHANGES:
+        for name in (changes.get(key) or {}).get('missing') or []:
+            if name not in seen:
+                seen.add(name)
+                found.append({'name': name, 'uid': None, 'node': None, 'cause': departure.DELETED,
+                              'detail': 'the pod was deleted before its turn (not found)', 'when': departure.BEFORE})
+    return found
 
 
 def change_pods(changes):

@@ -24,8 +24,8 @@ import threading
 import time
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import WaitTimeout
-from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import CONFLICT, FAILED, NotStarted
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import CONFLICT, FAILED, NotStarted, PodGone
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, departure, podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import budgets
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import selector_matches
 
@@ -49,6 +49,7 @@ class Window:
         self.containers, self.overwritten = list(containers), overwritten
         self.flight = set()
         self.failed = []          # failed_pods entries the window saw: pods counted done that failed since
+        self.gone = []            # gone entries (pods/departure.entry): pods counted done that went away since
         self.failures = 0         # pods of this window whose change failed
         self.halted = None        # why no pod starts any more
         self.waited = 0.0         # seconds pods spent waiting for their turn, all together
@@ -75,6 +76,10 @@ class Window:
                     raise NotStarted('not started: %s' % cancel.cancelled())
                 if self.halted is not None:
                     raise NotStarted('not started: the window halted: %s' % self.halted)
+                pod = self.watcher.get(name)
+                left = departure.departure(pod) if pod is not None else None
+                if left is not None:   # going away before its turn: nothing to do, nothing of it counts
+                    raise PodGone(name, *left)
                 reasons = self._blocked(name)
                 if not reasons:
                     self.flight.add(name)
@@ -92,13 +97,17 @@ class Window:
                                       blocked=reasons)
                 self._cond.wait(min(POLL_SECONDS, remaining))
 
-    def release(self, name, ok, pod=None):
-        """Pod ``name`` left the window: ``ok`` (counted done, ``pod`` as last seen: watched from now on) or
-        failed (counts against max_failed)."""
+    def release(self, name, ok, pod=None, gone=False):
+        """Pod ``name`` left the window: ``ok`` (counted done, ``pod`` as last seen: watched from now on),
+        ``gone`` (it went away: neither done nor failed) or failed (counts against max_failed)."""
         with self._cond:
             self.flight.discard(name)
             if self.progress is not None:
-                self.progress.end(name, ok)
+                self.progress.end(name, ok, gone)
+            if gone:
+                self._judged.pop(name, None)
+                self._cond.notify_all()
+                return
             self._judged.pop(name, None)   # judged afresh against what it is counted done with now
             if ok and pod is not None:
                 self.watched[name] = watch_entry(pod, self.containers)
@@ -175,6 +184,13 @@ class Window:
             changed[name] = entry
             if pod is not None:
                 pods.append(pod)
+        for name, entry in changed.items():
+            pod = self.watcher.get(name)
+            left = departure.departure(pod, entry.get('uid'))
+            if left is not None:   # went away after it was counted done: not ours to judge any more
+                self.watched.pop(name, None)
+                self.gone.append(dict(departure.entry(pod or {'metadata': {'name': name, 'uid': entry.get('uid')}},
+                                                      *left, when=departure.AFTER), uid=entry.get('uid')))
         found = watch_failures(pods, changed, self.overwritten)
         for item in found:
             self.failed.append(item)

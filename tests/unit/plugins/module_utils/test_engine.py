@@ -131,13 +131,25 @@ def test_sidecar_update():
     assert spec_of(cluster.pods['web-0'], 'log-agent')['image'] == 'registry.example/fluent-bit:3.1'
 
 
-def test_refused_pod_is_not_written_and_warned():
+def test_a_terminating_pod_is_left_out_as_gone_not_written():
     pod = pods(1)[0]
     pod['metadata']['deletionTimestamp'] = '2025-11-21T22:00:00Z'
     cluster = FakeCluster([pod])
     result, runner = run(cluster, {'app': NEW})
+    entry = result['pods'][0]
+    assert entry['status'] == 'gone' and result['changed'] is False
+    assert entry['gone'] == {'cause': 'deleted', 'detail': 'deleted at 2025-11-21T22:00:00Z', 'when': 'before'}
+    assert result['summary']['gone'] == 1 and result['summary']['failed'] == 0
+    assert writes(cluster) == []
+
+
+def test_a_finished_pod_is_refused_and_warned():
+    pod = pods(1)[0]
+    pod['status']['phase'] = 'Succeeded'
+    cluster = FakeCluster([pod])
+    result, runner = run(cluster, {'app': NEW})
     assert result['pods'][0]['status'] == 'refused' and result['changed'] is False
-    assert 'terminating' in runner.warnings[0]
+    assert 'finished' in runner.warnings[0]
     assert writes(cluster) == []
 
 

@@ -44,7 +44,7 @@ def test_the_counts_estimate_the_time_left_from_the_pods_done_in_this_call(tmp_p
     report.end('a', True)
     report.end('b', False)
     counts = report.counts()
-    assert counts == {'label': 'step 1 of 1', 'done': 3, 'failed': 1, 'in_flight': 1, 'waiting': 5, 'total': 10,
+    assert counts == {'label': 'step 1 of 1', 'done': 3, 'failed': 1, 'gone': 0, 'in_flight': 1, 'waiting': 5, 'total': 10,
                       'elapsed': 30.0, 'eta': 180.0}
     assert progress.line(counts) == ('step 1 of 1: 3/10 pods done, 1 failed, 1 in flight, 5 waiting for a slot; '
                                      'elapsed 30s, about 3m00s left')
