@@ -24,7 +24,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Connection, ImageChange, ResizeChange, RestartChange, Task,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.owners import check as owners
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, drain, guardian, targets
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, departure, drain, guardian, targets
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
 
 
@@ -193,7 +193,8 @@ def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=
     if not diff:
         result.pop('diff')
     if missing and target.window is not None:
-        result['missing'] = missing   # the rollout's: its pods deleted before their turn (rollout/step.py gone_pods)
+        # The rollout's: its pods deleted before their turn, and why (rollout/step.py gone_pods).
+        result['missing'] = [departure.missing(shared, name) for name in missing]
     failing = engine.ERROR_STATUSES + (() if target.continue_on_error else (engine.REFUSED,))
     failed = [p for p in result['pods'] if p['status'] in failing]
     if failed:

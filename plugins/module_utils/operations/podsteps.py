@@ -141,7 +141,7 @@ class PodSteps:
                 return None
         else:
             return None
-        left = departure.departure(pod, podstate.meta(run.plan.pod, 'uid'))
+        left = departure.of(self.watcher, name, podstate.meta(run.plan.pod, 'uid'), pod)
         return PodGone(name, *left) if left is not None else None
 
     def _cancelled_owner_gone(self, run):
@@ -213,7 +213,7 @@ class PodSteps:
             run.error = exc.as_dict()
             self._recover(run, rec, exc)
         except (WaitTimeout, ApiError) as exc:
-            gone = PodGone(plan.name, departure.DELETED, 'the pod was deleted') if isinstance(exc, NotFoundError) \
+            gone = PodGone(plan.name, *departure.of(self.watcher, plan.name)) if isinstance(exc, NotFoundError) \
                 else self._departed(run, read=True)
             if gone is not None:
                 self._went(run, gone)

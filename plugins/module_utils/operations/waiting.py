@@ -29,7 +29,7 @@ class Waiting:
         node = (run.plan.pod.get('spec') or {}).get('nodeName')
 
         def failed(pod):
-            left = departure.departure(pod, uid)
+            left = departure.of(self.watcher, run.plan.name, uid, pod)
             if left is not None:
                 return PodGone(run.plan.name, *left)
             failure = podstate.pod_failure(pod, uid)

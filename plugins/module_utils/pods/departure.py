@@ -54,6 +54,24 @@ def _detail(reason, message, pod):
                        ' (node %s)' % node if node else '')
 
 
+def of(watcher, name, uid=None, pod=None):
+    """departure() of pod ``name`` as a watch has it (``pod``: its latest version, None when the watch saw it go):
+    the version the watch saw deleted tells why (its DisruptionTarget), else it was deleted."""
+    if pod is None:
+        last = getattr(watcher, 'departed', lambda _name: None)(name) if watcher is not None else None
+        if last is not None and (not uid or podstate.meta(last, 'uid') == uid):
+            return departure(last) or (DELETED, 'the pod was deleted')
+        return DELETED, 'the pod was deleted'
+    return departure(pod, uid)
+
+
+def missing(watcher, name):
+    """A ``gone`` entry for pod ``name`` that a run was to change and did not find any more (before its turn)."""
+    last = getattr(watcher, 'departed', lambda _name: None)(name) if watcher is not None else None
+    cause, detail = of(watcher, name)
+    return entry(last or {'metadata': {'name': name}}, cause, detail, BEFORE)
+
+
 def entry(pod, cause, detail, when):
     """A ``gone`` entry of a result: {name, uid, node, cause, detail, when}."""
     return {'name': podstate.meta(pod, 'name'), 'uid': podstate.meta(pod, 'uid'),

@@ -54,6 +54,7 @@ class Watcher:
         self._pods = {}
         self._seen = {}                        # pod name -> deque of resourceVersions the watch delivered
         self._ahead = {}                       # pod name -> resourceVersion offered and not yet delivered
+        self._departed = {}                    # pod name -> its last version, when the watch saw it deleted
         self._version = None
         self._log, self._logged = [], 0          # names of the cached pods changed, and how many changes in all
         self._stopped = threading.Event()
@@ -90,6 +91,11 @@ class Watcher:
         """The latest version seen of a pod, or None if it is gone."""
         with self._cond:
             return self._pods.get(name)
+
+    def departed(self, name):
+        """The last version of an object the watch saw deleted (why it went), or None."""
+        with self._cond:
+            return self._departed.get(name)
 
     def items(self):
         """The latest version seen of every object the watch has (a list, a copy)."""
@@ -213,6 +219,8 @@ class Watcher:
             elif kind == 'DELETED':
                 self._ahead.pop(name, None)
                 self._pods.pop(name, None)
+                # Its last version says why it went (DisruptionTarget: pods/departure.py); one per name.
+                self._departed[name] = obj
             self._changed(name)
             self._wake(name)
         return None

@@ -7,7 +7,7 @@ version), record how the rollout ended, wait until the controller's status says 
 saw the release."""
 
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import departure, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import (
     DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK,
 )
@@ -25,9 +25,11 @@ class FinishStep:
         version stay protected, as in finish), mark the record released; no pod is changed."""
         return self.finish(final=RELEASED)
 
-    def finish(self, final=None, synced=None):
+    def finish(self, final=None, synced=None, known=None):
         """``synced``: what the last step's sync found, as _sync returns it (state rollout: the step just synced
-        every pod of the workload, so it is not done twice)."""
+        every pod of the workload, so it is not done twice). ``known``: the uids of the pods the plan had; with
+        them the pods are listed once more before the release (the end re-reads what it claims: a pod changed,
+        replaced or gone since it was verified is reported, never counted done silently)."""
         w = self.workload
         if w is None:
             return self.sync()   # which deletes the pre-pull pods left too
@@ -62,9 +64,15 @@ class FinishStep:
             return self.result(pods, changed=synced['changed'],
                                old=[podstate.meta(p, 'name') for p in pods if not pod_matches(p, images, resources)])
         final = ROLLED_BACK if rec.get('state') in (ROLLING_BACK, ROLLED_BACK) else DONE
+        moved = {}
+        if known is not None and not self.check_mode:
+            pods = w.pods()   # the one list of the end: what the result claims is what the cluster has now
+            moved = reconcile(pods, self.watched, set(known), images, resources, w.spec.get('replicas'))
         if final == DONE and rec.get('state') == IN_PROGRESS:
             self._check_overwritten(partition.outside(rec, pods), images, (rec.get('before') or {}).get('images') or {})
-        return self._release(rec, images, resources, final, synced['changed'], pods)
+        out = self._release(rec, images, resources, final, synced['changed'], pods)
+        out.update(moved)
+        return out
 
     def _check_overwritten(self, pods, images, before):
         """Before the release: a pod whose spec has neither the rollout's image nor the one from before was
@@ -125,6 +133,27 @@ class FinishStep:
         # The release writes the workload only, never a pod: the pods as listed for it are reported (at 1000
         # pods, a list again would add most of a second to the rollout's end and change nothing in the result).
         return self.result(pods, changed=True, old=[podstate.meta(p, 'name') for p in old])
+
+
+def reconcile(pods, watched, known, images, resources, replicas=None):
+    """{gone, replaced} of the end's list ``pods`` against the pods verified during the run (``watched``: name ->
+    {uid, containers}) and the uids the plan had (``known``): a verified pod not there any more, or there with
+    another uid, went away after it was done; a pod the plan did not have that runs the target was created by its
+    controller (a replacement, a scale-up) and is reported as replaced, not as changed in place."""
+    by_name = {podstate.meta(p, 'name'): p for p in pods}
+    gone = []
+    for name, entry in sorted((watched or {}).items()):
+        pod = by_name.get(name)
+        uid = (entry or {}).get('uid')
+        if pod is None or (uid and podstate.meta(pod, 'uid') != uid):
+            cause = departure.SCALED_DOWN if pod is None and replicas is not None and len(pods) <= replicas < len(
+                known) else departure.DELETED
+            gone.append({'name': name, 'uid': uid, 'node': None, 'cause': cause, 'when': departure.AFTER,
+                         'detail': 'not in the workload any more at the end of the run' if pod is None else
+                         'replaced by its controller (uid %s -> %s)' % (uid, podstate.meta(pod, 'uid'))})
+    replaced = [dict(podstate.pod_summary(p), ready=podstate.is_ready(p)) for p in pods
+                if podstate.meta(p, 'uid') not in known and pod_matches(p, images, resources)]
+    return {'gone': gone, 'replaced': replaced}
 
 
 def _ended(rec, final, protection):

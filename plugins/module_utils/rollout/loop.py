@@ -9,13 +9,14 @@ the canary, a batch or the last batch. The role calls it again with ``internal.r
 returned as ``run.resume``) and the analysis' outcome, and the loop goes on from there."""
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import report
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import unique
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import Step
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.progress import Progress
 
 IN_PLACE = ('in_place', 'restart', 'unchanged')
+SWEEPS = 2   # steps added after the last one for pods the plan did not have (_swept)
 TOTALS = ('failed_pods', 'not_started', 'recreated', 'gone')
 KEPT = ('progress', 'failed_pods', 'not_started', 'recreated', 'gone', 'window', 'updated', 'total')
 
@@ -41,7 +42,7 @@ class OneCall:
             plan['report'] = report.summary(report.plan_facts(plan), check_mode=self.check_mode)
             return plan
         run = resume or dict(_new_run(plan['batches'], canary=self._canary_first(plan)), mode=plan['mode'],
-                             counts=_counts(plan), plan=report.plan_facts(plan))
+                             counts=_counts(plan), plan=report.plan_facts(plan), gone=list(plan.get('gone') or []))
         run['progress'] = []
         self.watched = dict(run['watch'])
         if resume:
@@ -56,7 +57,7 @@ class OneCall:
             self.progress.close()
 
     def _loop(self, plan, run):
-        while not run['stopped'] and run['next'] < len(run['batches']):
+        while not run['stopped'] and (run['next'] < len(run['batches']) or self._swept(run)):
             index = run['next']
             if index > 0:
                 self._pause(run, self.options.pause_seconds, 'the pause before step %d' % (index + 1))
@@ -80,6 +81,31 @@ class OneCall:
         return self._returned(plan, run)
 
     # ---- the parts
+
+    def _swept(self, run):
+        """After the last step: pods of the workload that still need the change and no step had (a controller's
+        replacement from an old template, a scale-up, a pod Pending at plan time), as the last step's sync listed
+        them, become one more step (at most SWEEPS); True when one was added."""
+        if self.check_mode or self.restart or not self._synced or run.get('sweeps', 0) >= SWEEPS:
+            return False
+        planned = set(name for names in run['batches'] for name in names)
+        left = set(run['not_started']) | set(item['name'] for item in run['failed_pods']) | \
+            set(item['name'] for item in run.get('gone') or [])
+        kept = set((run.get('plan') or {}).get('kept') or [])
+        known = set((run.get('plan') or {}).get('uids') or [])
+        names = sorted(podstate.meta(p, 'name') for p in self._synced[1] if self.pending(p)
+                       and podstate.meta(p, 'name') not in kept and (podstate.meta(p, 'name') not in planned or
+                                                                  podstate.meta(p, 'uid') not in known)
+                       and podstate.meta(p, 'name') not in left - planned)
+        if not names:
+            return False
+        run['sweeps'] = run.get('sweeps', 0) + 1
+        run['batches'].append(names)
+        run['counts']['total'] += len(names)
+        run['progress'].append('%d pod(s) the plan did not have (replaced by their controller, scaled up, or '
+                               'Pending at plan time) still need the change: one more step: %s' % (
+                                   len(names), ', '.join(names[:10]) + (' ...' if len(names) > 10 else '')))
+        return True
 
     def _step(self, run, index):
         """Step ``index`` of the run, its report added to the run's totals."""
@@ -165,7 +191,8 @@ class OneCall:
                 self._delete_prepulled()
             return run
         try:
-            run['finished'] = self.finish(synced=self._synced if run['batches'] else None)
+            run['finished'] = self.finish(synced=self._synced if run['batches'] else None,
+                                          known=(run.get('plan') or {}).get('uids'))
         except InplaceError as exc:
             if 'failed_pods' not in exc.details:
                 raise
@@ -173,6 +200,14 @@ class OneCall:
             run['stopped'] = True
         run['finished'].pop('warnings', None)
         run['progress'].extend(run['finished'].get('progress') or [])
+        seen = set((item.get('name'), item.get('uid')) for item in run.get('gone') or [])
+        run.setdefault('gone', []).extend(item for item in run['finished'].pop('gone', None) or []
+                                          if (item.get('name'), item.get('uid')) not in seen)
+        run['replaced'] = run['finished'].pop('replaced', None) or []
+        run['progress'].extend(report.gone_line(item) for item in run['gone'] if item.get('when') == 'after')
+        if run['replaced']:
+            run['progress'].append('replaced by their controller during the run, on the target: %s' % ', '.join(
+                item['name'] for item in run['replaced']))
         return run
 
     def _rolled_back(self, run):

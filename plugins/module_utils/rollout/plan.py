@@ -11,7 +11,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection import acce
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import prepull
 from ansible_collections.inplace.k8s.plugins.module_utils.owners import check as owners
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import departure, plan, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import IN_PROGRESS, ROLLING_BACK
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, budgets, guard, partition
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import WAY_OUT
@@ -151,6 +151,12 @@ class PlanStep:
                            after=[podstate.pod_summary(p) for p in after])
 
     def _plan(self, pods, mode, changed=None, **extra):
+        # A pod going away (terminating, evicted) is left out and reported: its replacement, if any, is another pod.
+        gone = [departure.entry(p, *left, when=departure.BEFORE) for p in pods
+                for left in [departure.departure(p)] if left is not None]
+        if gone:
+            leaving = set(item['name'] for item in gone)
+            pods = [p for p in pods if podstate.meta(p, 'name') not in leaving]
         ordered = batching.order_pods(pods, self.options.order or 'ordinal', self.options.order_label)
         kept, partition_value = None, self.options.partition
         if self._partition:   # a StatefulSet's: the lowest ordinals kept, the rest in the controller's order
@@ -158,8 +164,10 @@ class PlanStep:
             partition_value = None
         names = [podstate.meta(p, 'name') for p in ordered]
         pending = [podstate.meta(p, 'name') for p in ordered if self.pending(p)]
+        # A pod Pending on its way to running is not refused: the change waits for it (on the target already) or
+        # makes it once it runs, within wait_timeout (pods/plan.py transient).
         refused = {podstate.meta(p, 'name'): reason for p in ordered if podstate.meta(p, 'name') in pending
-                   for reason in [plan.pod_refusal(p, self._changed_containers(p))] if reason}
+                   and not plan.waits(p) for reason in [plan.pod_refusal(p, self._changed_containers(p))] if reason}
         if refused:
             raise ValidationError('pod(s) cannot be updated in place now: %s' % '; '.join(
                 '%s: %s' % item for item in sorted(refused.items())), refused=refused)
@@ -176,4 +184,4 @@ class PlanStep:
         return self.result(pods, changed=changed, mode=mode if planned['batches'] or changed else 'unchanged',
                            batch_size=size, window=size if window else 0, batches=planned['batches'],
                            kept=planned['kept'] if kept is None else kept,
-                           pdbs=[budgets.summary(pdb, names) for pdb, names in found], **extra)
+                           pdbs=[budgets.summary(pdb, names) for pdb, names in found], gone=gone, **extra)

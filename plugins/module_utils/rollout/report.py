@@ -113,7 +113,9 @@ def summary(facts, run=None, ended=None, check_mode=False):
         'not_started': list(run.get('not_started') or []), 'gone': list(run.get('gone') or []),
         'replaced': list(run.get('replaced') or []), 'rolled_back': bool(run.get('rolled_back')),
         'released': False, 'stopped': bool(run.get('stopped')),
-        'recreated_pods': len(set(before) - set(after)), 'workload': finished.get('workload') or {},
+        # A pod that went away (gone) was not recreated by us: its replacement is the controller's.
+        'recreated_pods': len(set(before) - set(after) - set(item.get('uid') for item in run.get('gone') or [])),
+        'workload': finished.get('workload') or {},
         'left_on_old_version': finished['old'] if 'old' in finished else facts.get('kept') or [],
         'timings': run.get('timings') or {}, 'analysis': [],
         'message': finished['message'] if 'message' in finished else facts.get('message') or '',

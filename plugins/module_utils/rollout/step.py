@@ -14,7 +14,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations import engi
 from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Drain, ImageChange, ResizeChange, RestartChange, Strategy, Target, Task, Wait,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, departure, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import IN_PROGRESS
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import spec_images, unique
@@ -203,11 +203,10 @@ def gone_pods(changes):
             found.append({'name': pod['name'], 'uid': pod.get('uid'), 'node': pod.get('node'),
                           'cause': gone.get('cause'), 'detail': gone.get('detail'), 'when': gone.get('when')})
     for key in CHANGES:
-        for name in (changes.get(key) or {}).get('missing') or []:
-            if name not in seen:
-                seen.add(name)
-                found.append({'name': name, 'uid': None, 'node': None, 'cause': departure.DELETED,
-                              'detail': 'the pod was deleted before its turn (not found)', 'when': departure.BEFORE})
+        for item in (changes.get(key) or {}).get('missing') or []:
+            if item['name'] not in seen:
+                seen.add(item['name'])
+                found.append(item)
     return found
 
 

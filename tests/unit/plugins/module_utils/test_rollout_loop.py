@@ -67,7 +67,7 @@ def test_an_error_without_failed_pods_fails_the_call(monkeypatch):
 
 
 def test_a_finish_that_finds_pods_another_writer_changed_is_reported_in_finished(monkeypatch):
-    def conflict(self, final=None, synced=None):
+    def conflict(self, final=None, synced=None, known=None):
         raise engine.ConcurrentChange('changed by another writer', failed_pods=[
             {'name': 'web-1', 'status': engine.CONFLICT, 'reason': 'changed by another writer'}])
     monkeypatch.setattr(Rollout, 'finish', conflict)
@@ -78,7 +78,7 @@ def test_a_finish_that_finds_pods_another_writer_changed_is_reported_in_finished
 
 
 def test_a_finish_error_without_failed_pods_fails_the_call(monkeypatch):
-    def broken(self, final=None, synced=None):
+    def broken(self, final=None, synced=None, known=None):
         raise ApiError('the server is gone')
     monkeypatch.setattr(Rollout, 'finish', broken)
     with pytest.raises(ApiError):
