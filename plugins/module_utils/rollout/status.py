@@ -43,6 +43,8 @@ def text(rec, progress=None):
     target, before = target_text(rec.get('target') or {}), target_text(rec.get('before') or {})
     since = 'started %s by run %s' % (clock(rec.get('started')), run)
     step = ', %s' % progress['step'] if progress.get('step') else ''
+    if progress.get('gone'):   # pods that went away during the run (evicted, deleted): not failed
+        pods += ' (%d gone: deleted or evicted, not failed)' % progress['gone']
     if state == IN_PROGRESS and progress.get('halted'):
         return 'halted: %s on %s%s, %s failed; %s; %s' % (pods, target, step, progress.get('failed', 0), since, WAY_OUT)
     if state == IN_PROGRESS:
@@ -73,9 +75,10 @@ class Teller:
         if w is not None:
             self.recorder.record(w.obj, w.kind, reason, note, warning, exact)
 
-    def progress(self, done, total, step=None, halted=False, failed=0):
+    def progress(self, done, total, step=None, halted=False, failed=0, gone=0):
         if self.workload is not None:
-            self.workload.progress = {'done': done, 'total': total, 'step': step, 'halted': halted, 'failed': failed}
+            self.workload.progress = {'done': done, 'total': total, 'step': step, 'halted': halted, 'failed': failed,
+                                      'gone': gone}
 
     def before_step(self, batch, done):
         """A step called on its own (the role's): what its status tells until it ends - the pods counted done so far."""
@@ -91,9 +94,13 @@ class Teller:
     def step(self, batch, out):
         """After a step (its result ``out``): RolloutStep, or RolloutHalted with the failed pods; True if halted."""
         failed = out.get('failed_pods') or []
+        gone = out.get('gone') or []
         self.progress(out.get('updated'), out.get('total'), ('at %s' if out.get('halt') else '%s done') % (batch.label or 'a step'),
-                      bool(out.get('halt')), len(failed))
+                      bool(out.get('halt')), len(failed), len(gone))
         counts = '%s of %s pods run the target, %d failed' % (out.get('updated', '?'), out.get('total', '?'), len(failed))
+        if gone:
+            counts += ', %d gone (not failed: %s)' % (len(gone), '; '.join(
+                '%s %s' % (item.get('name'), item.get('cause')) for item in gone[:3]) + (' ...' if len(gone) > 3 else ''))
         if out.get('halt'):
             why = '; '.join('%s: %s' % (item.get('name'), item.get('reason')) for item in failed[:3]) or \
                 '%d pod(s) not started' % len(out.get('not_started') or [])

@@ -221,7 +221,7 @@ def test_teller_tells_a_step_and_a_halt():
     teller = status.Teller(events.Recorder(cluster, clock=Clock()), w)
     step = Step(names=('web-0',), label='step 1 of 3')
     assert teller.step(step, {'updated': 1, 'total': 3, 'failed_pods': [], 'halt': False}) is False
-    assert w.progress == {'done': 1, 'total': 3, 'step': 'step 1 of 3 done', 'halted': False, 'failed': 0}
+    assert w.progress == {'done': 1, 'total': 3, 'step': 'step 1 of 3 done', 'halted': False, 'failed': 0, 'gone': 0}
     halted = {'updated': 1, 'total': 3, 'halt': True,
               'failed_pods': [{'name': 'web-1', 'reason': 'container app: CrashLoopBackOff'}]}
     assert teller.step(Step(names=('web-1',), label='step 2 of 3'), halted) is True
