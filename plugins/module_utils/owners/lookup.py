@@ -10,8 +10,7 @@ An API the cluster does not serve (404: no such CRD) is quietly nothing; one the
 is nothing too, and is named in ``unchecked`` (the plan says what could not be checked).
 """
 
-from urllib.parse import quote
-
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import paths
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ForbiddenError, NotFoundError
 from ansible_collections.inplace.k8s.plugins.module_utils.owners import markers
 
@@ -35,11 +34,7 @@ CONTROLLERS = ('ReplicaSet', 'Deployment', 'StatefulSet', 'DaemonSet')
 def path(kind, namespace=None, name=None):
     """The API path of a kind's collection (all namespaces without ``namespace``) or of one object."""
     version, resource = APIS[kind]
-    base = '/api/' + version if '/' not in version else '/apis/' + version
-    if namespace:
-        base += '/namespaces/' + quote(namespace, safe='')
-    base += '/' + resource
-    return base + '/' + quote(name, safe='') if name else base
+    return paths.api_path(version, resource, namespace or None, name or None)
 
 
 class Reader:
