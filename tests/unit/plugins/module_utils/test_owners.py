@@ -171,6 +171,18 @@ def test_workload_refused_by_argocd_self_heal_names_the_reason_and_the_way_out()
     assert err.value.details['owners']['found'][0]['object'] == 'Application argocd/web'
 
 
+def test_an_application_that_does_not_list_the_workload_is_warned_about_never_refuses():
+    """A tenant's tracking id naming the platform's Application (self-heal on) does not make it the owner."""
+    kube = argo_cluster()
+    kube.objects[lookup.path('Application', 'argocd', 'web')]['status']['resources'] = [
+        {'group': 'apps', 'kind': 'Deployment', 'namespace': 'kyverno', 'name': 'web'}]
+    warnings = []
+    report = check.workload(kube, 'Deployment', 'shop', 'web', [IMAGE], 'refuse', warnings.append)
+    assert report['found'][0]['reverts'] == policy.WHEN_RUN
+    assert len(warnings) == 1 and "named by the workload's labels but does not manage it" in warnings[0]
+    assert 'status.resources does not list Deployment shop/web' in warnings[0]
+
+
 @pytest.mark.parametrize('owners_policy,warned', [('warn', 1), ('proceed', 0)])
 def test_workload_warn_and_proceed_go_on(owners_policy, warned):
     warnings = []
