@@ -137,7 +137,8 @@ run:
 objects:
   description:
     - One entry per object, with C(kind), C(namespace), C(name), C(action) and C(reason). The action is
-      V(suspended), V(resumed), V(unchanged), or V(left) when another run holds the object.
+      V(suspended), V(resumed), V(unchanged), or V(left) when another run holds the object or when the workload
+      names it but its status does not show that it manages the workload.
   returned: always
   type: list
   elements: dict
