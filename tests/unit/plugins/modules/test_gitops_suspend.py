@@ -164,8 +164,8 @@ def test_the_genuine_owners_are_suspended_and_resumed_as_before(monkeypatch, cap
                 flux('Kustomization', 'flux-system', 'apps', ['team-a_web_apps_Deployment']))
     result = main(monkeypatch, capsys, kube, state='suspended', run='run-1')
     assert result['changed'] is True
-    assert sorted((o['kind'], o['action']) for o in result['objects']) == [('Application', 'suspended'),
-                                                                          ('Kustomization', 'suspended')]
+    actions = sorted((o['kind'], o['action']) for o in result['objects'])
+    assert actions == [('Application', 'suspended'), ('Kustomization', 'suspended')]
     app = kube.objects[lookup.path('Application', 'argocd', 'web')]
     ks = kube.objects[lookup.path('Kustomization', 'flux-system', 'apps')]
     assert 'automated' not in app['spec']['syncPolicy'] and ks['spec']['suspend'] is True
