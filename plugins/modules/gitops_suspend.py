@@ -14,6 +14,13 @@ description:
     with it) and sets C(spec.suspend) on a Flux Kustomization or HelmRelease. It acts on the objects that the
     workload O(kind) / O(name) names, through its C(argocd.argoproj.io/tracking-id) annotation or its
     C(kustomize.toolkit.fluxcd.io/name) or C(helm.toolkit.fluxcd.io/name) labels, and on O(objects).
+  - A name in the workload's labels or annotations is only a hint. Such an object is suspended only when its own
+    status shows that it manages the workload. An Application's C(status.resources) must list the workload. A
+    Kustomization's or HelmRelease's C(status.inventory) must hold it. A HelmRelease without inventory must have
+    released, by its latest C(status.history) entry, the release that the workload's C(meta.helm.sh/release-name)
+    and C(meta.helm.sh/release-namespace) annotations name, in the workload's namespace. Any other object is
+    returned with the action V(left) and a warning, and is never written. See docs/gitops.md.
+  - O(objects) are trusted as named, without this check.
   - What was there before is kept on the object, in the annotation C(inplace.k8s/suspended), written in the same
     guarded write. An object that does not sync on its own is left alone. So is one that another live run
     suspended.
@@ -130,7 +137,8 @@ run:
 objects:
   description:
     - One entry per object, with C(kind), C(namespace), C(name), C(action) and C(reason). The action is
-      V(suspended), V(resumed), V(unchanged), or V(left) when another run holds the object.
+      V(suspended), V(resumed), V(unchanged), or V(left) when another run holds the object or when the workload
+      names it but its status does not show that it manages the workload.
   returned: always
   type: list
   elements: dict

@@ -16,7 +16,7 @@ import random
 import time
 
 from importlib.util import find_spec
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 try:
     import urllib3
@@ -27,7 +27,7 @@ except ImportError as exc:  # pragma: no cover - exercised by the sanity import 
     URLLIB3_IMPORT_ERROR = exc
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import headers as request_headers
-from ansible_collections.inplace.k8s.plugins.module_utils.connection import kubeconfig, settings, transport
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import kubeconfig, paths, settings, transport
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     REFUSALS, AdmissionDenied, ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
     classify_refusal,
@@ -284,12 +284,7 @@ class Kube:
 
     @staticmethod
     def pod_path(namespace, name=None, subresource=None):
-        path = '/api/v1/namespaces/%s/pods' % quote(namespace, safe='')
-        if name:
-            path += '/' + quote(name, safe='')
-        if subresource:
-            path += '/' + subresource
-        return path
+        return paths.api_path('v1', 'pods', namespace, name, subresource)
 
     def get_pod(self, namespace, name):
         return self.request('GET', self.pod_path(namespace, name))

@@ -105,8 +105,9 @@ class Engine(PodSteps, Ownership, Draining, Waiting, Results):
                                       'pod(s): %s; nothing was changed' % (drainer.mode.replace('_', ' '), drainer.name,
                                                                            ', '.join(missing)))
         if drainer:
-            drainer.check(self.kube, podstate.meta(pods[0], 'namespace') if pods else None,
-                          [p.pod for p in plans if p.action == planning.UPDATE and drainer.applies(p.pod)])
+            for note in drainer.check(self.kube, podstate.meta(pods[0], 'namespace') if pods else None,
+                                      [p.pod for p in plans if p.action == planning.UPDATE and drainer.applies(p.pod)]):
+                self.warn(note)
         self.op.check(plans)
         return plans
 

@@ -24,8 +24,8 @@ import re
 import socket
 import threading
 import time
-from urllib.parse import quote
 
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import paths
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ForbiddenError, NotFoundError
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.podrun import FAILED, FINISHED_OK, ROLLED_BACK
@@ -143,9 +143,7 @@ class Recorder:
         self._series[key] = [name, namespace, 1, now]
 
     def _send(self, method, namespace, name, body, content_type=None):
-        path = '/apis/events.k8s.io/v1/namespaces/%s/events' % quote(namespace or 'default', safe='')
-        if name:
-            path += '/' + quote(name, safe='')
+        path = paths.api_path('events.k8s.io/v1', 'events', namespace or 'default', name or None)
         self.requests += 1
         self.kube.request_once(method, path, body=body, content_type=content_type)
 

@@ -25,9 +25,8 @@ healing uses the ``inplace-k8s`` role's ``list pods`` and ``patch pods/status``.
 import copy
 import re
 from collections import namedtuple
-from urllib.parse import quote
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import access, paths
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import STRATEGIC_MERGE_PATCH
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     ApiError, ConflictError, NotFoundError, ValidationError,
@@ -146,7 +145,7 @@ def policy_objects(gate, policy_name=None, binding_name=None, match=None, failur
 
 
 def object_path(resource, name=None):
-    return '/apis/%s/%s%s' % (API_VERSION, resource, '/' + quote(name, safe='') if name else '')
+    return paths.api_path(API_VERSION, resource, name=name or None)
 
 
 def contains(stored, wanted):

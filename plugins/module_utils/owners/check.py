@@ -32,9 +32,9 @@ def _report(reader, entries, owners_policy, warn):
     return report
 
 
-def _entries(reader, obj, change, template, above=None):
+def _entries(reader, kind, obj, change, template, above=None):
     paths = markers.container_paths(template, sorted(change['containers']), change['field'])
-    return [policy.judge(owner, change, reader.gitops(owner), above) for owner in markers.found(obj, paths)]
+    return [policy.judge(owner, change, reader.gitops(owner, kind, obj), above) for owner in markers.found(obj, paths)]
 
 
 def workload(kube, kind, namespace, name, changes, owners_policy, warn):
@@ -44,7 +44,7 @@ def workload(kube, kind, namespace, name, changes, owners_policy, warn):
     entries = []
     if obj is not None:
         for change in changes:
-            entries.extend(e for e in _entries(reader, obj, change, True) if e not in entries)
+            entries.extend(e for e in _entries(reader, kind, obj, change, True) if e not in entries)
     for autoscaler, found in reader.autoscalers(namespace, [(kind, name)]):
         for change in changes:
             entries.append(policy.judge_autoscaler(autoscaler, found, change))
@@ -63,7 +63,7 @@ def pods(kube, found, change, owners_policy, warn):
         namespace = meta.get('namespace')
         chain = reader.controllers(pod)
         if not chain:
-            entries.extend(_entries(reader, pod, change, False))
+            entries.extend(_entries(reader, 'Pod', pod, change, False))
             continue
         for kind, obj in chain:
             uid = (obj.get('metadata') or {}).get('uid')
@@ -71,7 +71,7 @@ def pods(kube, found, change, owners_policy, warn):
                 continue
             seen.add(uid)
             targets.add((kind, obj['metadata']['name']))
-            entries.extend(_entries(reader, obj, change, True, above='%s %s' % (kind, obj['metadata']['name'])))
+            entries.extend(_entries(reader, kind, obj, change, True, above='%s %s' % (kind, obj['metadata']['name'])))
     if targets:
         entries.extend(policy.judge_autoscaler(kind, obj, change) for kind, obj in reader.autoscalers(namespace, targets))
     return _report(reader, _unique(entries), owners_policy, warn)

@@ -33,7 +33,7 @@ class SuspendOptions(namedtuple('SuspendOptions', 'state namespace kind name obj
 def run(connect, options, check_mode=False):
     """gitops_suspend's work: suspend (and leave a keeper) or resume; the module's result."""
     kube = connect()
-    found, skipped = find(kube, options.kind, options.namespace, options.name, options.objects)
+    found, skipped, ignored = find(kube, options.kind, options.namespace, options.name, options.objects)
     if options.state == 'suspended':
         run_id = options.run or uuid.uuid4().hex
         objects = suspend(kube, found, run_id, check_mode)
@@ -47,7 +47,7 @@ def run(connect, options, check_mode=False):
         objects = resume(kube, found, run_id, check_mode)
         keeper_pid = None
     result = {'changed': any(o['action'] in ('suspended', 'resumed') for o in objects), 'run': run_id,
-              'objects': objects, 'skipped': skipped, 'warnings': []}
+              'objects': objects + ignored, 'skipped': skipped, 'warnings': []}
     if options.state == 'suspended':
         result['keeper'] = keeper_pid
         if any(o['action'] == 'suspended' for o in objects) and not check_mode and keeper_pid is None:
@@ -55,4 +55,5 @@ def run(connect, options, check_mode=False):
                                       'kill of this run leaves the objects suspended until gitops_suspend '
                                       'state=resumed runs')
     result['warnings'].extend('not checked: %s' % note for note in skipped)
+    result['warnings'].extend('%s %s/%s: %s' % (o['kind'], o['namespace'], o['name'], o['reason']) for o in ignored)
     return result

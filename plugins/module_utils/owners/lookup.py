@@ -4,16 +4,16 @@
 
 """What the owners of a workload are, read from the API: the workload with its managedFields, the controllers
 above a pod, the VerticalPodAutoscalers and HorizontalPodAutoscalers that target a workload, and the Argo CD
-Application or Flux Kustomization / HelmRelease its markers name.
+Application or Flux Kustomization / HelmRelease its markers name, with whether that object's own status shows
+that it manages the workload (owners/manages.py: a name in a label is a hint, never proof).
 
 An API the cluster does not serve (404: no such CRD) is quietly nothing; one the credentials may not read (403)
 is nothing too, and is named in ``unchecked`` (the plan says what could not be checked).
 """
 
-from urllib.parse import quote
-
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import paths
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ForbiddenError, NotFoundError
-from ansible_collections.inplace.k8s.plugins.module_utils.owners import markers
+from ansible_collections.inplace.k8s.plugins.module_utils.owners import manages, markers
 
 # (API group/version, resource) of each kind read here.
 APIS = {
@@ -35,11 +35,7 @@ CONTROLLERS = ('ReplicaSet', 'Deployment', 'StatefulSet', 'DaemonSet')
 def path(kind, namespace=None, name=None):
     """The API path of a kind's collection (all namespaces without ``namespace``) or of one object."""
     version, resource = APIS[kind]
-    base = '/api/' + version if '/' not in version else '/apis/' + version
-    if namespace:
-        base += '/namespaces/' + quote(namespace, safe='')
-    base += '/' + resource
-    return base + '/' + quote(name, safe='') if name else base
+    return paths.api_path(version, resource, namespace or None, name or None)
 
 
 class Reader:
@@ -83,9 +79,9 @@ class Reader:
         chain = []
         for _depth in range(3):
             ref = next((r for r in (obj.get('metadata') or {}).get('ownerReferences') or []
-                        if r.get('controller') and r.get('kind') in CONTROLLERS), None)
-            if ref is None:
-                break
+                        if isinstance(r, dict) and r.get('controller') and r.get('kind') in CONTROLLERS), None)
+            if ref is None or ref.get('apiVersion') != APIS[ref['kind']][0] or not paths.is_name(ref.get('name')):
+                break   # not an allow-listed controller (kind, API version, valid name): not read
             obj = self.get(ref['kind'], (obj.get('metadata') or {}).get('namespace'), ref['name'])
             if obj is None:
                 break
@@ -102,17 +98,34 @@ class Reader:
                     found.append((kind, obj))
         return found
 
-    def gitops(self, owner):
-        """The Application, Kustomization or HelmRelease an owner names, or None (not named, not found, not
-        readable, or its CRD not installed)."""
-        kind = GITOPS_KINDS.get(owner['tool'])
-        if kind is None or not owner.get('name'):
-            return None
-        if owner.get('namespace'):
-            return self.get(kind, owner['namespace'], owner['name'])
-        # An Application named without its namespace: looked for in every namespace, else Argo CD's own.
-        found = self.items(kind, field_selector='metadata.name=%s' % owner['name'])
-        if found:
-            obj = found[0]
-            return self.get(kind, obj['metadata']['namespace'], owner['name'])
-        return self.get(kind, ARGOCD_NAMESPACE, owner['name'])
+    def _candidates(self, kind, owner):
+        name, namespace = owner['name'], owner.get('namespace')
+        if namespace:
+            found = [self.get(kind, namespace, name)]
+        else:
+            # An Application named without its namespace: looked for in every namespace, else Argo CD's own.
+            found = [self.get(kind, (o.get('metadata') or {}).get('namespace'), name)
+                     for o in self.items(kind, field_selector='metadata.name=%s' % name)
+                     if paths.is_namespace((o.get('metadata') or {}).get('namespace'))]
+            found = found or [self.get(kind, ARGOCD_NAMESPACE, name)]
+        return [obj for obj in found if obj is not None]
+
+    def gitops(self, owner, kind, workload):
+        """(object, manages, why) of the Application, Kustomization or HelmRelease an owner of ``workload`` (of
+        ``kind``) names: the first candidate whose own status shows it manages the workload (manages.py), else
+        the first candidate with manages False; (None, False, why) when there is none (not named, not a valid
+        name, not found, not readable, or its CRD not installed)."""
+        gitops_kind = GITOPS_KINDS.get(owner['tool'])
+        if gitops_kind is None or not owner.get('name'):
+            return None, False, 'no object named'
+        if not paths.is_name(owner['name']) or not (owner.get('namespace') is None or
+                                                    paths.is_namespace(owner['namespace'])):
+            return None, False, 'not a valid object name or namespace: not read'
+        candidates = self._candidates(gitops_kind, owner)
+        verdicts = [(obj,) + manages.manages(gitops_kind, obj, kind, workload) for obj in candidates]
+        for verdict in verdicts:
+            if verdict[1]:
+                return verdict
+        if verdicts:
+            return verdicts[0]
+        return None, False, '%s not found or not readable' % gitops_kind

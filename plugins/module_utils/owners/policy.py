@@ -12,6 +12,7 @@ warns about the others; ``warn`` warns about every owner; ``proceed`` goes on an
 """
 
 from ansible_collections.inplace.k8s.plugins.module_utils.owners import markers
+from ansible_collections.inplace.k8s.plugins.module_utils.owners.manages import NOT_MANAGED
 
 CONTINUOUSLY = 'continuously'
 WHEN_RUN = 'when run'
@@ -46,11 +47,14 @@ def gitops_state(tool, obj):
     return CONTINUOUSLY, 'reconciles every %s' % (spec.get('interval') or 'interval')
 
 
-def judge(owner, change, gitops_obj=None, above=None):
+def judge(owner, change, gitops=(None, False, None), above=None):
     """The owner entry of the result: ``owner`` (markers.found) with when it reverts the change, its effect and
-    the fix. ``above``: the object the owner manages when it is a controller above the written pods (a GitOps
-    tool does not write pods: it keeps that template, and pods it recreates come back with the old value)."""
+    the fix. ``gitops``: (object, manages, why) of the GitOps object the owner names (lookup.Reader.gitops); one
+    whose status does not show that it manages the workload is only warned about. ``above``: the object the
+    owner manages when it is a controller above the written pods (a GitOps tool does not write pods: it keeps
+    that template, and pods it recreates come back with the old value)."""
     tool, name = owner['tool'], owner['name']
+    gitops_obj, managed, why = gitops
     label = '%s %s' % (tool, name) if name else tool
     entry = dict(owner, reverts=WHEN_RUN, state=None)
     if tool == markers.HELM:
@@ -69,6 +73,10 @@ def judge(owner, change, gitops_obj=None, above=None):
                                        else 'reverts when it next syncs', entry['state'])
         entry['fix'] = ('commit %s to its source (git) before or right after the rollout, so that its next sync is '
                         'a no-op; or %s' % (_values(change), SUSPEND_HINT))
+        if gitops_obj is not None and not managed:
+            entry.update(reverts=WHEN_RUN, state=why, effect='%s (%s): not suspended' % (NOT_MANAGED, why),
+                         fix='check the labels and annotations of the workload: they name an object that does not '
+                             'list it')
     if above is not None and entry['reverts'] == CONTINUOUSLY:
         entry['reverts'] = WHEN_RUN
         entry['effect'] = ('keeps the template of %s with the old value: pods its controller recreates come back '

@@ -20,7 +20,9 @@ import socket
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     ConflictError, NotFoundError, ValidationError,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import paths
 from ansible_collections.inplace.k8s.plugins.module_utils.owners import lookup, markers
+from ansible_collections.inplace.k8s.plugins.module_utils.owners.manages import NOT_MANAGED
 from ansible_collections.inplace.k8s.plugins.module_utils.owners.policy import SUSPENDED
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, record
 
@@ -29,11 +31,12 @@ MERGE_PATCH = 'application/merge-patch+json'
 
 
 def find(kube, kind=None, namespace=None, name=None, objects=()):
-    """[(kind, object)] to suspend or resume: the GitOps objects the workload's markers name (those whose CRD
-    is not installed, or that are not found, are skipped: named in the second value) and ``objects``
-    ({kind, namespace, name}, which must exist)."""
+    """([(kind, object)] to suspend or resume, skipped, ignored): the GitOps objects the workload's markers name
+    that manage it by their own status (owners/manages.py), and ``objects`` ({kind, namespace, name}, which must
+    exist). Skipped (notes): named objects not found, not readable, or whose CRD is not installed. Ignored
+    (summaries, action 'left'): named objects that do not manage the workload, never touched."""
     reader = lookup.Reader(kube)
-    found, skipped = [], []
+    found, skipped, ignored = [], [], []
     if kind and name:
         workload = reader.get(kind, namespace, name)
         if workload is None:
@@ -42,12 +45,15 @@ def find(kube, kind=None, namespace=None, name=None, objects=()):
             gitops_kind = lookup.GITOPS_KINDS.get(owner['tool'])
             if gitops_kind is None:
                 continue
-            obj = reader.gitops(owner)
+            obj, managed, why = reader.gitops(owner, kind, workload)
             if obj is None:
-                skipped.append('%s %s: %s not found or not readable (%s)' % (
-                    owner['tool'], owner['name'], gitops_kind, ', '.join(owner['evidence'])))
-            else:
+                shown = owner['name'] if paths.is_name(owner['name']) else paths.shown(owner['name'])
+                skipped.append('%s %s: %s (%s)' % (owner['tool'], shown, why, ', '.join(owner['evidence'])))
+            elif managed:
                 found.append((gitops_kind, obj))
+            else:
+                ignored.append(summary(gitops_kind, obj, 'left', '%s (%s; %s)' % (
+                    NOT_MANAGED, why, ', '.join(owner['evidence']))))
     for entry in objects or ():
         if entry.get('kind') not in KINDS:
             raise ValidationError('objects: kind %r of %s is not one of %s; nothing was changed' % (
@@ -61,7 +67,8 @@ def find(kube, kind=None, namespace=None, name=None, objects=()):
     for item in found:
         if all(_key(item) != _key(other) for other in unique):
             unique.append(item)
-    return unique, skipped + reader.unchecked
+    return unique, skipped + reader.unchecked, [i for i in ignored if all(
+        (i['kind'], i['namespace'], i['name']) != _key(item) for item in unique)]
 
 
 def _key(item):

@@ -14,17 +14,14 @@ restoring sets the value back. Each mode is a ``Drainer``; the engine calls only
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record
 import re
 
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import paths
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, ValidationError
 
 DRAIN_REASON = 'InplaceUpdate'
 READY_REASON = 'InplaceUpdateDone'
 DRAINED_VALUE = 'drained'   # the drain label's value while a pod is out of its Services
-SLICES_PATH = '/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices'
 SERVICE_LABEL = 'kubernetes.io/service-name'
-# Controllers whose selector the label drain checks (kind -> resource); a custom controller's is not known.
-CONTROLLER_RESOURCES = {'ReplicaSet': 'replicasets', 'StatefulSet': 'statefulsets', 'DaemonSet': 'daemonsets',
-                        'Job': 'jobs', 'ReplicationController': 'replicationcontrollers'}
 # Label keys and values as the API server validates them (qualified name, optional DNS prefix).
 _NAME = r'[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?'
 _KEY_RE = re.compile(r'^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?%s$' % _NAME)
@@ -139,7 +136,9 @@ class Drainer(object):
         return {'mode': self.mode, 'status': 'drained', 'restored': False}
 
     def check(self, kube, namespace, pods):
-        """Before anything is written: raise ValidationError when draining these pods would do harm."""
+        """Before anything is written: raise ValidationError when draining these pods would do harm; what could
+        not be checked, as warnings ([] when all was)."""
+        return []
 
     def serving(self, kube, pod):
         """The Services that list the pod as a ready endpoint, or None when this mode does not look at
@@ -220,20 +219,18 @@ class LabelDrain(Drainer):
 
     def check(self, kube, namespace, pods):
         """The controller of each pod must not select by the label: flipping it would orphan the pod and
-        the controller would create another one."""
-        owners = {}
+        the controller would create another one. An owner the pod names is read only when it is an allow-listed
+        controller (paths.OWNER_KINDS, a fixed path); any other is not read and comes back as a warning."""
+        owners, unknown = {}, {}
         for pod in pods:
             for ref in podstate.meta(pod, 'ownerReferences') or []:
-                if ref.get('controller'):
-                    owners.setdefault((ref.get('apiVersion'), ref.get('kind'), ref.get('name')), []).append(
-                        podstate.meta(pod, 'name'))
-        for (api_version, kind, name), names in sorted(owners.items()):
-            plural = CONTROLLER_RESOURCES.get(kind)
-            if plural is None:
-                continue   # a custom controller: its selector is not known here
-            prefix = '/api/v1' if api_version == 'v1' else '/apis/%s' % api_version
+                if isinstance(ref, dict) and ref.get('controller'):
+                    path, why = paths.owner_path(ref, namespace)
+                    key = (path, ref.get('kind'), ref.get('name')) if path else why
+                    (owners if path else unknown).setdefault(key, []).append(podstate.meta(pod, 'name'))
+        for (path, kind, name), names in sorted(owners.items()):
             try:
-                owner = kube.request('GET', '%s/namespaces/%s/%s/%s' % (prefix, namespace, plural, name))
+                owner = kube.request('GET', path)
             except ApiError as exc:
                 if exc.status == 404:
                     continue
@@ -244,9 +241,11 @@ class LabelDrain(Drainer):
                 raise ValidationError('drain_label: %s %s selects its pods by %s, so draining would orphan pod(s) '
                                       '%s and the controller would create others; use a label that only the '
                                       'Service selects; nothing was changed' % (kind, name, self.key, ', '.join(names)))
+        return ['drain_label: %s of pod(s) %s: not read, so not checked that it does not select pods by %s' % (
+            why, ', '.join(names), self.key) for why, names in sorted(unknown.items())]
 
     def serving(self, kube, pod):
-        items = kube.request('GET', SLICES_PATH % podstate.meta(pod, 'namespace')).get('items') or []
+        items = kube.request('GET', paths.api_path('discovery.k8s.io/v1', 'endpointslices', podstate.meta(pod, 'namespace'))).get('items') or []
         return set(service for _name, service, ready in slice_endpoints(items, podstate.meta(pod, 'uid')) if ready)
 
     def out_of_service(self, kube, pod):

@@ -5,8 +5,7 @@
 """Which pods a task targets (options.Target: one name, several names, or selectors), and whether its
 namespace exists."""
 
-from urllib.parse import quote
-
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import paths
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, NotFoundError, ValidationError
 
 
@@ -15,7 +14,7 @@ def require_namespace(kube, namespace, **details):
     of pods there is just empty, and a missing workload is not the same mistake. Credentials that may not
     read namespaces cannot tell: nothing is raised then."""
     try:
-        kube.request('GET', '/api/v1/namespaces/%s' % quote(namespace, safe=''))
+        kube.request('GET', paths.api_path('v1', 'namespaces', name=namespace))
     except NotFoundError:
         raise ValidationError('namespace %s does not exist; check the namespace (rollout_target.namespace in the '
                               'role); kubectl get namespaces lists them. Nothing was changed' % namespace, **details)

@@ -9,13 +9,14 @@ disruption controller's count (status.disruptionsAllowed); the sliding window co
 its watch (the controller's status lags behind our own changes), less the pods in flight: the same rule.
 """
 
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import paths
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import selector_matches, selector_string
 
 
 def budgets(kube, namespace, pods):
     """PodDisruptionBudgets of ``namespace`` that select any of ``pods``: [(pdb, [pod names])]."""
-    answer = kube.request('GET', '/apis/policy/v1/namespaces/%s/poddisruptionbudgets' % namespace)
+    answer = kube.request('GET', paths.api_path('policy/v1', 'poddisruptionbudgets', namespace))
     found = []
     for pdb in answer.get('items') or []:
         selector = (pdb.get('spec') or {}).get('selector')

@@ -7,6 +7,7 @@ Service's selector)."""
 
 import json
 
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import paths
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH, retry_conflict
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, record
@@ -68,7 +69,7 @@ class LabelDrainStep:
                 raise ValidationError('drain_label: pod(s) %s do not carry %s yet (created meanwhile?); the selector of '
                                       'Service %s is left as it is: run this again' % (', '.join(left), drainer.name,
                                                                                        report['service']))
-            self.kube.request('PATCH', '/api/v1/namespaces/%s/services/%s' % (w.namespace, report['service']),
+            self.kube.request('PATCH', paths.api_path('v1', 'services', w.namespace, report['service']),
                               body={'metadata': {'resourceVersion': podstate.meta(service, 'resourceVersion')},
                                     'spec': {'selector': {key: value}}}, content_type=MERGE_PATCH)
         return self.result(w.pods(), changed=True, drain_label=report)
@@ -81,7 +82,7 @@ class LabelDrainStep:
             return None
         w = self.workload
         try:
-            service = self.kube.request('GET', '/api/v1/namespaces/%s/services/%s' % (w.namespace, name))
+            service = self.kube.request('GET', paths.api_path('v1', 'services', w.namespace, name))
         except ApiError as exc:
             raise ValidationError('service: cannot read Service %s/%s: %s; nothing was changed'
                                   % (w.namespace, name, exc.msg))

@@ -31,8 +31,8 @@ rollback knows what to restore.
 import copy
 import json
 import time
-from urllib.parse import quote
 
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import paths
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import JSON_PATCH, MERGE_PATCH, retry_conflict
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     InplaceError, NotFoundError, ValidationError, WaitTimeout,
@@ -108,9 +108,7 @@ class Workload(WorkloadRelease):
     # ---- API access
 
     def path(self, resource=None, name=None, group='apps/v1'):
-        base = '/apis/%s' % group if group != 'v1' else '/api/v1'
-        path = '%s/namespaces/%s/%s' % (base, quote(self.namespace, safe=''), resource or KINDS[self.kind])
-        return path + ('/' + quote(name, safe='') if name else '')
+        return paths.api_path(group, resource or KINDS[self.kind], self.namespace, name or None)
 
     def read(self):
         try:

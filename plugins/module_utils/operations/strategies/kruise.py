@@ -22,8 +22,7 @@ import threading
 import uuid
 from collections import namedtuple
 
-from urllib.parse import quote
-
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import paths
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import restart
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
@@ -58,7 +57,7 @@ def options_for(ordered, wait, drain, strategy):
 
 
 def collection_path(namespace):
-    return '/apis/%s/namespaces/%s/%s' % (API_VERSION, quote(namespace, safe=''), RESOURCE)
+    return paths.api_path(API_VERSION, RESOURCE, namespace)
 
 
 def served(kube):

@@ -280,7 +280,7 @@ class FakeApps(FakeCluster):
             c['image'].encode()).hexdigest())} for c in spec['containers']]
         pod = {'metadata': {'name': name, 'namespace': NAMESPACE, 'uid': 'uid-%s-%d' % (name, next(self._uids)),
                             'generation': 1, 'labels': dict((tmpl.get('metadata') or {}).get('labels') or {}, **(labels or {})),
-                            'ownerReferences': [{'kind': owner['kind'], 'name': owner['metadata']['name'],
+                            'ownerReferences': [{'apiVersion': 'apps/v1', 'kind': owner['kind'], 'name': owner['metadata']['name'],
                                                  'uid': owner['metadata']['uid'], 'controller': True}]},
                'spec': spec,
                'status': {'phase': 'Running', 'conditions': [{'type': 'Ready', 'status': 'True'}],

@@ -11,7 +11,7 @@ import urllib3
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import client, errors, settings
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
-    ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError,
+    ApiError, ConfigError, ConflictError, ForbiddenError, NotFoundError, TransientError, ValidationError,
 )
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import pod
 
@@ -224,8 +224,11 @@ def test_no_configuration_at_all(monkeypatch, tmp_path):
         client.configuration_from_params({})
 
 
-def test_pod_paths_are_quoted():
-    assert client.Kube.pod_path('ns', 'a b', 'status') == '/api/v1/namespaces/ns/pods/a%20b/status'
+def test_pod_paths_refuse_what_the_api_would_not_accept():
+    assert client.Kube.pod_path('ns', 'web-0', 'status') == '/api/v1/namespaces/ns/pods/web-0/status'
+    for namespace, name in (('ns', 'a b'), ('ns', '..'), ('ns', 'x?watch=true'), ('a/b', 'web'), ('..', 'web')):
+        with pytest.raises(ValidationError, match='nothing was requested'):
+            client.Kube.pod_path(namespace, name)
     assert client.Kube.pod_path('ns') == '/api/v1/namespaces/ns/pods'
 
 

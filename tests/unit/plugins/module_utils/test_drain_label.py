@@ -181,3 +181,36 @@ def test_a_cancel_while_the_pod_leaves_the_slices_puts_it_back_unchanged(monkeyp
     assert cluster.pods['web-0']['metadata']['labels'][LABEL] == 'true'
     assert cluster.pods['web-0']['spec']['containers'][0]['image'] != NEW
     assert not any('still a ready endpoint' in w for w in runner.warnings)
+
+
+@pytest.mark.parametrize('ref', [
+    {'apiVersion': 'v1?watch=true&timeoutSeconds=3600', 'kind': 'ReplicaSet', 'name': 'web-7d9c8b6f5'},
+    {'apiVersion': 'apps/v1', 'kind': 'ReplicaSet', 'name': '../../secrets/x'},
+    {'apiVersion': 'apps/v1', 'kind': 'ReplicaSet', 'name': 'web?watch=true'},
+    {'apiVersion': 'v1', 'kind': 'Secret', 'name': 'x'},
+    {'apiVersion': 'apps/v1', 'kind': 'ReplicaSet/../../../../api/v1/secrets', 'name': 'x'},
+    {'apiVersion': 'example.com/v1', 'kind': 'Widget', 'name': 'web'},
+])
+def test_an_owner_reference_that_is_not_a_known_controller_is_never_read(ref):
+    """A pod patcher writes ownerReferences: only the allow-listed controllers are read, at a fixed path; any
+    other owner is a warning, and no request names it."""
+    pod_list = labelled(1)
+    pod_list[0]['metadata']['ownerReferences'] = [dict(ref, controller=True, uid='u')]
+    cluster = cluster_with(pod_list)
+    result, runner = run(cluster, {'app': NEW}, drain_label=LABEL, drain_seconds=1)
+    assert [p['status'] for p in result['pods']] == ['updated']
+    requested = [c[2] for c in cluster.calls if c[0] == 'request']
+    assert not [p for p in requested if '/secrets' in p or '?' in p or '..' in p or ref['name'] in p.split('/')]
+    assert not [p for p in requested if 'replicasets' in p or 'widgets' in p]
+    assert [w for w in runner.warnings if 'unknown owner' in w and 'web-0' in w and 'not read' in w]
+
+
+def test_an_allow_listed_owner_is_read_at_its_fixed_path():
+    pod_list = labelled(1)
+    pod_list[0]['metadata']['ownerReferences'] = [{'apiVersion': 'batch/v1', 'kind': 'Job', 'name': 'nightly',
+                                                   'controller': True, 'uid': 'u'}]
+    cluster = cluster_with(pod_list)
+    cluster.objects = {'/apis/batch/v1/namespaces/shop/jobs/nightly': {'spec': {'selector': {
+        'matchLabels': {LABEL: 'true'}}}}}
+    with pytest.raises(ValidationError, match='Job nightly selects its pods by inplace.k8s/serving'):
+        run(cluster, {'app': NEW}, drain_label=LABEL)

@@ -94,7 +94,9 @@ def test_unknown_apply_manager_warns_and_helm4_manager_is_helm():
 
 def application(automated):
     spec = {'syncPolicy': {'automated': automated}} if automated is not None else {}
-    return {'kind': 'Application', 'metadata': {'name': 'web', 'namespace': 'argocd', 'annotations': {}}, 'spec': spec}
+    return {'kind': 'Application', 'metadata': {'name': 'web', 'namespace': 'argocd', 'annotations': {}}, 'spec': spec,
+            'status': {'resources': [{'group': 'apps', 'version': 'v1', 'kind': 'Deployment', 'namespace': 'shop',
+                                      'name': 'web'}]}}
 
 
 @pytest.mark.parametrize('automated,reverts', [
@@ -105,18 +107,18 @@ def application(automated):
 ])
 def test_argocd_reverts_continuously_only_with_self_heal(automated, reverts):
     owner = {'tool': markers.ARGOCD, 'name': 'web', 'namespace': 'argocd', 'evidence': ['x']}
-    assert policy.judge(owner, IMAGE, application(automated))['reverts'] == reverts
+    assert policy.judge(owner, IMAGE, (application(automated), True, 'listed'))['reverts'] == reverts
 
 
 def test_gitops_object_not_found_is_assumed_to_sync():
     owner = {'tool': markers.FLUX_KUSTOMIZATION, 'name': None, 'namespace': None, 'evidence': ['x']}
-    entry = policy.judge(owner, IMAGE, None)
+    entry = policy.judge(owner, IMAGE, (None, False, 'not found'))
     assert entry['reverts'] == policy.CONTINUOUSLY and 'not found' in entry['state']
 
 
 def test_controller_above_pods_is_warned_not_refused():
     owner = {'tool': markers.ARGOCD, 'name': 'web', 'namespace': 'argocd', 'evidence': ['x']}
-    entry = policy.judge(owner, IMAGE, application({'selfHeal': True}), above='Deployment web')
+    entry = policy.judge(owner, IMAGE, (application({'selfHeal': True}), True, 'listed'), above='Deployment web')
     assert entry['reverts'] == policy.WHEN_RUN and 'Deployment web' in entry['effect']
 
 
@@ -169,6 +171,18 @@ def test_workload_refused_by_argocd_self_heal_names_the_reason_and_the_way_out()
     assert err.value.details['owners']['found'][0]['object'] == 'Application argocd/web'
 
 
+def test_an_application_that_does_not_list_the_workload_is_warned_about_never_refuses():
+    """A tenant's tracking id naming the platform's Application (self-heal on) does not make it the owner."""
+    kube = argo_cluster()
+    kube.objects[lookup.path('Application', 'argocd', 'web')]['status']['resources'] = [
+        {'group': 'apps', 'kind': 'Deployment', 'namespace': 'kyverno', 'name': 'web'}]
+    warnings = []
+    report = check.workload(kube, 'Deployment', 'shop', 'web', [IMAGE], 'refuse', warnings.append)
+    assert report['found'][0]['reverts'] == policy.WHEN_RUN
+    assert len(warnings) == 1 and "named by the workload's labels but does not manage it" in warnings[0]
+    assert 'status.resources does not list Deployment shop/web' in warnings[0]
+
+
 @pytest.mark.parametrize('owners_policy,warned', [('warn', 1), ('proceed', 0)])
 def test_workload_warn_and_proceed_go_on(owners_policy, warned):
     warnings = []
@@ -198,11 +212,11 @@ def test_vpa_refuses_a_resize_of_the_workload():
 
 def test_pods_of_a_helm_deployment_warn_with_release_and_values():
     rs = dict(deployment(name='web-abc', uid='r1'), kind='ReplicaSet')
-    rs['metadata']['ownerReferences'] = [{'kind': 'Deployment', 'name': 'web', 'controller': True}]
+    rs['metadata']['ownerReferences'] = [{'apiVersion': 'apps/v1', 'kind': 'Deployment', 'name': 'web', 'controller': True}]
     dep = deployment(labels={'app.kubernetes.io/managed-by': 'Helm'}, annotations={'meta.helm.sh/release-name': 'web'})
     kube = Kube({lookup.path('ReplicaSet', 'shop', 'web-abc'): rs, lookup.path('Deployment', 'shop', 'web'): dep})
     pods = [{'metadata': {'name': 'web-abc-%d' % i, 'namespace': 'shop', 'ownerReferences': [
-        {'kind': 'ReplicaSet', 'name': 'web-abc', 'controller': True}]}} for i in range(3)]
+        {'apiVersion': 'apps/v1', 'kind': 'ReplicaSet', 'name': 'web-abc', 'controller': True}]}} for i in range(3)]
     warnings = []
     report = check.pods(kube, pods, IMAGE, 'refuse', warnings.append)
     assert [e['owner'] for e in report['found']] == ['Helm web']

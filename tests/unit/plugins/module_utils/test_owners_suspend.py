@@ -61,7 +61,8 @@ def application(automated='as-published', mark=None):
     if mark:
         meta['annotations'][SUSPENDED] = json.dumps(mark)
     spec = {'project': 'default', 'syncPolicy': {'automated': dict(automated)} if automated else {}}
-    return 'Application', {'kind': 'Application', 'metadata': meta, 'spec': spec}
+    status = {'resources': [{'group': 'apps', 'version': 'v1', 'kind': 'Deployment', 'namespace': 'shop', 'name': 'web'}]}
+    return 'Application', {'kind': 'Application', 'metadata': meta, 'spec': spec, 'status': status}
 
 
 def kustomization(suspended=None):
@@ -126,9 +127,9 @@ def test_the_workload_names_its_objects_and_missing_ones_are_named():
         'argocd.argoproj.io/tracking-id': 'argocd_web:apps/Deployment:shop/web'}, 'labels': {
         'kustomize.toolkit.fluxcd.io/name': 'gone', 'kustomize.toolkit.fluxcd.io/namespace': 'flux-system'}}}
     kube = Kube(application(), ('Deployment', deploy))
-    found, skipped = suspend.find(kube, 'Deployment', 'shop', 'web')
+    found, skipped, ignored = suspend.find(kube, 'Deployment', 'shop', 'web')
     assert [(k, o['metadata']['name']) for k, o in found] == [('Application', 'web')]
-    assert len(skipped) == 1 and 'Flux Kustomization gone' in skipped[0]
+    assert len(skipped) == 1 and 'Flux Kustomization gone' in skipped[0] and ignored == []
 
 
 def test_options_need_a_workload_or_objects():
