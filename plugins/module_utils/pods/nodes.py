@@ -13,9 +13,8 @@ found is left to the pod GC, which deletes its pods (a departure, pods/departure
 
 import threading
 import time
-from urllib.parse import quote
-
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, ForbiddenError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, ForbiddenError, ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.paths import api_path
 
 INTERVAL = 10   # seconds between two looks at the followed nodes
 
@@ -68,7 +67,9 @@ class NodeHealth:
     def look(self, node):
         """Read ``node`` once and file its trouble; False when nodes may not be read (stop looking)."""
         try:
-            obj = self.kube.request('GET', '/api/v1/nodes/%s' % quote(node, safe=''))
+            obj = self.kube.request('GET', api_path('v1', 'nodes', name=node))
+        except ValidationError:
+            return True   # not a node name the API would have: nothing to read
         except ForbiddenError:
             self._denied = True
             self.warn('nodes cannot be read (get nodes is not granted): a pod whose node stops during its change is '
