@@ -254,6 +254,7 @@ def main():
     module = AnsibleModule(argument_spec=dict(checks=dict(type='list', elements='dict', required=True,
                                                           options=CHECK_SPEC)),
                            supports_check_mode=True, no_log=True)
+    module.no_log_values.update(analysis_fetch.url_secrets(module.params['checks']))   # masked in what Ansible shows
     if not analysis.HAS_JMESPATH:
         module.fail_json(msg=missing_required_lib('jmespath'), exception=str(analysis.JMESPATH_IMPORT_ERROR))
     try:

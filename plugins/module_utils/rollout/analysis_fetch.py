@@ -85,6 +85,19 @@ def secrets(url, headers):
     return sorted(texts, key=len, reverse=True)
 
 
+def url_secrets(checks):
+    """The URL secrets (see ``secrets``) of the module's checks, as given: for Ansible's own masking of the module's
+    parameters wherever it prints them."""
+    texts = set()
+    for spec in checks or []:
+        for url in (spec.get('url'), (spec.get('prometheus') or {}).get('url')):
+            try:
+                texts.update(secrets(url, {}) if isinstance(url, str) else ())
+            except ValueError:   # not a URL: refused by the check, without it
+                pass
+    return texts
+
+
 def scrub(thing, texts):
     """``thing`` (a string, or lists and dicts of them) with each of ``texts`` replaced by ***."""
     if isinstance(thing, str):

@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from ansible.module_utils import basic
+from ansible.module_utils.common.parameters import PASS_VARS
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import analysis_fetch
 from ansible_collections.inplace.k8s.plugins.modules import rollout_analysis
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.connection import test_transport
@@ -117,8 +118,11 @@ def tls(pki):
 
 
 def module(checks, capsys):
-    """rollout_analysis.main() with these checks: (its JSON answer, whether it failed)."""
+    """rollout_analysis.main() with these checks: (its JSON answer, whether it failed). The answer holds the
+    module's parameters (invocation) where ansible-core can be asked to (2.19+: INJECT_INVOCATION; always before)."""
     args = {'checks': checks}
+    if 'inject_invocation' in PASS_VARS:
+        args['_ansible_inject_invocation'] = True
     try:
         from ansible.module_utils.testing import patch_module_args
         patched = patch_module_args(args)
@@ -233,6 +237,7 @@ def test_url_credentials_and_header_values_never_reach_the_result(endpoints, cap
         check('http://user-4711:pass-4711@127.0.0.1:1/x' + query, timeout=2),
         check(base + '/echo' + query, condition='!ok', value='[path, authorization]')], capsys)
     text = json.dumps(result)
+    assert 'api_key' in json.dumps(result['invocation'])
     assert [c['status'] for c in result['checks']] == ['success', 'inconclusive', 'inconclusive', 'failure']
     assert not [s for s in secrets if s in text], text
     assert result['checks'][0]['url'] == home.url.replace('//', '//***@') + '/echo?api_key=***&x=1&access_token=***'
