@@ -15,7 +15,8 @@ description:
     or as a Prometheus instant query (O(checks[].prometheus)), and evaluates O(checks[].condition), a JMESPath
     expression, on it. A true result is a V(success), a false one a V(failure).
   - A measurement is V(inconclusive) when there is nothing to judge - the endpoint is unreachable, times out, answers
-    an HTTP error or no JSON, Prometheus answers an error or no sample, the check's value is null or empty, or the
+    an HTTP error, a redirect not followed (O(checks[].follow_redirects)), more than O(checks[].max_body_bytes) or no
+    JSON, Prometheus answers an error or no sample, the check's value is null or empty, or the
     condition evaluates to null (it read a missing field). Inconclusive measurements are tried again after
     O(checks[].interval) seconds, up to O(checks[].tries) measurements. The first success or failure decides.
   - The outcome is V(failure) if a check failed, else V(inconclusive) if a check stayed inconclusive, else V(success).

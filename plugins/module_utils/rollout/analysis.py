@@ -7,7 +7,8 @@
 check success, failure or inconclusive.
 
 A measurement is inconclusive when there is nothing to judge: the endpoint is unreachable, times out,
-answers an HTTP error or something that is not JSON, Prometheus answers an error or no sample, the
+answers an HTTP error, a redirect not followed, more than max_body_bytes or something that is not JSON
+(analysis_fetch.py: the GET and its bounds), Prometheus answers an error or no sample, the
 check's value is null or empty, or the condition evaluates to null (it compared a missing field). An
 inconclusive measurement is tried again, ``interval`` seconds later, up to ``tries`` measurements; the
 first success or failure decides the check; a check whose every measurement was inconclusive is
