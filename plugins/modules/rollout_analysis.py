@@ -15,7 +15,8 @@ description:
     or as a Prometheus instant query (O(checks[].prometheus)), and evaluates O(checks[].condition), a JMESPath
     expression, on it. A true result is a V(success), a false one a V(failure).
   - A measurement is V(inconclusive) when there is nothing to judge - the endpoint is unreachable, times out, answers
-    an HTTP error or no JSON, Prometheus answers an error or no sample, the check's value is null or empty, or the
+    an HTTP error, a redirect not followed (O(checks[].follow_redirects)), more than O(checks[].max_body_bytes) or no
+    JSON, Prometheus answers an error or no sample, the check's value is null or empty, or the
     condition evaluates to null (it read a missing field). Inconclusive measurements are tried again after
     O(checks[].interval) seconds, up to O(checks[].tries) measurements. The first success or failure decides.
   - The outcome is V(failure) if a check failed, else V(inconclusive) if a check stayed inconclusive, else V(success).
@@ -23,7 +24,12 @@ description:
     back on V(failure) and halts, workload held, on V(inconclusive)). It fails on bad input, before any request.
   - Prometheus sample values (strings in its HTTP API) are turned into numbers before the condition is evaluated, so
     that C(data.result[0].value[1] < `0.05`) compares numbers.
-  - It only sends HTTP GET requests to the given URLs; it needs no access to Kubernetes.
+  - It only sends HTTP GET requests to the given URLs; it needs no access to Kubernetes. The proxy environment
+    variables (C(HTTPS_PROXY), C(NO_PROXY)...) apply, as for Ansible's C(ansible.builtin.uri).
+  - "Secrets stay out of the results: a URL is shown with its user-info and the values of credential-like query
+    parameters replaced by C(***) (a parameter whose name contains C(token), C(secret), C(passw), C(pwd), C(key),
+    C(auth), C(credential), C(signature) or C(session), or is C(sig), C(jwt) or C(code), in any case), and these values
+    and the header values are replaced by C(***) in every reason, value and summary (an endpoint may echo them)."
 author:
   - inplace.k8s contributors (@inplace-k8s)
 requirements:
@@ -76,16 +82,44 @@ options:
         type: int
         default: 10
       timeout:
-        description: Seconds to wait for each answer.
+        description:
+          - Seconds one measurement may take in all - connecting, each redirect followed, the headers and the whole
+            body, however slowly the endpoint answers. Past it the measurement is V(inconclusive).
         type: int
         default: 10
       headers:
-        description: HTTP headers to send, for example an C(Authorization) header. Never shown in the output.
+        description:
+          - HTTP headers to send, for example an C(Authorization) header. Their values are never shown (they are
+            replaced by C(***) wherever an answer echoes them).
+          - They go to the check's origin only - a redirect to another origin is not followed
+            (O(checks[].follow_redirects)), and C(Authorization), C(Proxy-Authorization) and C(Cookie) are never
+            sent to another origin.
         type: dict
+      follow_redirects:
+        description:
+          - V(none) - a redirect (HTTP 301, 302, 303, 307, 308) is not followed; the measurement is V(inconclusive)
+            and its reason names the origin (scheme, host and port) the redirect points to.
+          - V(same_origin) - redirects to the same scheme, host and port are followed, at most 5 in a row. One to
+            another origin, from https to http, or out of http(s) is refused the same way as with V(none).
+        type: str
+        choices: [none, same_origin]
+        default: none
+      max_body_bytes:
+        description:
+          - The largest answer read, in bytes (after decompression). A longer one is not read past the limit; the
+            measurement is V(inconclusive) and its reason names the limit.
+        type: int
+        default: 1048576
       validate_certs:
-        description: Whether to verify the TLS certificate of an HTTPS endpoint.
+        description:
+          - Whether to verify the TLS certificate of an HTTPS endpoint. V(false) gives one warning per module run,
+            naming the checks; prefer O(checks[].ca_path).
         type: bool
         default: true
+      ca_path:
+        description:
+          - A PEM file of the CA certificate(s) to verify an HTTPS endpoint with, instead of the system's ones.
+        type: path
 attributes:
   check_mode:
     description: Runs the checks as usual (they only read) and reports their outcome.
@@ -178,7 +212,7 @@ checks:
       type: str
       returned: Prometheus checks
     url:
-      description: The URL sent.
+      description: The URL sent, its user-info and credential-like query parameter values replaced by C(***).
       type: str
     tries:
       description: The measurements made.
@@ -196,7 +230,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import analysis
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import analysis, analysis_fetch
 
 CHECK_SPEC = dict(
     name=dict(type='str'),
@@ -209,18 +243,24 @@ CHECK_SPEC = dict(
     interval=dict(type='int', default=10),
     timeout=dict(type='int', default=10),
     headers=dict(type='dict', no_log=True),
+    follow_redirects=dict(type='str', default='none', choices=['none', 'same_origin']),
+    max_body_bytes=dict(type='int', default=1048576),
     validate_certs=dict(type='bool', default=True),
+    ca_path=dict(type='path'),
 )
 
 
 def main():
+    # no_log: Ansible would log the checks to the target's syslog on start, URL credentials (?api_key=) included.
     module = AnsibleModule(argument_spec=dict(checks=dict(type='list', elements='dict', required=True,
                                                           options=CHECK_SPEC)),
-                           supports_check_mode=True)
+                           supports_check_mode=True, no_log=True)
+    module.no_log_values.update(analysis_fetch.url_secrets(module.params['checks']))   # masked in what Ansible shows
     if not analysis.HAS_JMESPATH:
         module.fail_json(msg=missing_required_lib('jmespath'), exception=str(analysis.JMESPATH_IMPORT_ERROR))
     try:
-        module.exit_json(**analysis.run(module.params['checks'], analysis.http_fetch(open_url)))
+        fetch = analysis_fetch.http_fetch(open_url)
+        module.exit_json(**analysis.run(module.params['checks'], fetch, warn=module.warn))
     except InplaceError as exc:
         module.fail_json(msg=exc.msg, **exc.details)
 

@@ -7,7 +7,8 @@
 check success, failure or inconclusive.
 
 A measurement is inconclusive when there is nothing to judge: the endpoint is unreachable, times out,
-answers an HTTP error or something that is not JSON, Prometheus answers an error or no sample, the
+answers an HTTP error, a redirect not followed, more than max_body_bytes or something that is not JSON
+(analysis_fetch.py: the GET and its bounds), Prometheus answers an error or no sample, the
 check's value is null or empty, or the condition evaluates to null (it compared a missing field). An
 inconclusive measurement is tried again, ``interval`` seconds later, up to ``tries`` measurements; the
 first success or failure decides the check; a check whose every measurement was inconclusive is
@@ -31,15 +32,19 @@ except ImportError as exc:  # pragma: no cover - reported by the module
     HAS_JMESPATH = False
     JMESPATH_IMPORT_ERROR = exc
 
+import os
+
 from urllib.parse import urlencode, urlsplit
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import analysis_fetch
 
 SUCCESS, FAILURE, INCONCLUSIVE = 'success', 'failure', 'inconclusive'
 # What a Prometheus query reports as the check's value unless the check names one: the sample values.
 PROMETHEUS_VALUE = {'vector': 'data.result[].value[1]', 'scalar': 'data.result[1]',
                     'matrix': 'data.result[].values[-1][1]', 'string': 'data.result[1]'}
 MAX_VALUE_CHARS = 500
+MAX_BODY_BYTES = 1024 * 1024
 
 
 class Check(object):
@@ -56,8 +61,8 @@ class Check(object):
                                   '(PromQL)' % where)
         self.query = prometheus['query'] if prometheus else None
         base = prometheus['url'] if prometheus else spec['url']
-        if urlsplit(base).scheme not in ('http', 'https') or not urlsplit(base).netloc:
-            raise ValidationError('%s: %r is not an http(s) URL' % (where, base))
+        if not _http_url(base):
+            raise ValidationError('%s: %s is not an http(s) URL' % (where, analysis_fetch.shown_url(base)))
         if prometheus:
             self.url = base.rstrip('/') + '/api/v1/query?' + urlencode({'query': self.query})
         else:
@@ -75,19 +80,34 @@ class Check(object):
             raise ValidationError('%s: tries must be at least 1, interval not negative, timeout positive' % where)
         self.headers = spec.get('headers') or {}
         self.validate_certs = spec.get('validate_certs', True) is not False
+        self.ca_path = spec.get('ca_path') or None
+        if self.ca_path and not os.path.isfile(self.ca_path):
+            raise ValidationError('%s: ca_path %s is not a file; give a PEM file of the CA certificate(s) that '
+                                  'signed the endpoint\'s certificate' % (where, self.ca_path))
+        self.follow_redirects = _default(spec.get('follow_redirects'), 'none')
+        if self.follow_redirects not in analysis_fetch.FOLLOW_REDIRECTS:
+            raise ValidationError('%s: follow_redirects must be one of %s, not %r'
+                                  % (where, ', '.join(analysis_fetch.FOLLOW_REDIRECTS), self.follow_redirects))
+        self.max_body_bytes = _default(spec.get('max_body_bytes'), MAX_BODY_BYTES)
+        if self.max_body_bytes < 1:
+            raise ValidationError('%s: max_body_bytes must be at least 1' % where)
+        self.shown_url = analysis_fetch.shown_url(self.url)
+        self.secrets = analysis_fetch.secrets(self.url, self.headers)
 
     def measure(self, fetch):
         """One measurement: (status, value, reason)."""
         try:
-            code, body = fetch(self.url, self.headers, self.timeout, self.validate_certs)
+            code, body = fetch(self)
+        except analysis_fetch.Refused as exc:  # a redirect not followed, too large, too slow: nothing to judge
+            return INCONCLUSIVE, None, '%s: %s' % (self.shown_url, exc)
         except Exception as exc:  # unreachable, refused, timeout, TLS: nothing to judge
-            return INCONCLUSIVE, None, 'no answer from %s: %s' % (self.url, _short(exc))
-        if code >= 400:
-            return INCONCLUSIVE, None, 'HTTP %s from %s: %s' % (code, self.url, _short(body))
+            return INCONCLUSIVE, None, 'no answer from %s: %s' % (self.shown_url, _short(exc))
+        if code >= 300:
+            return INCONCLUSIVE, None, 'HTTP %s from %s: %s' % (code, self.shown_url, _short(body))
         try:
             document = json.loads(body)
         except ValueError:
-            return INCONCLUSIVE, None, 'not JSON from %s: %s' % (self.url, _short(body))
+            return INCONCLUSIVE, None, 'not JSON from %s: %s' % (self.shown_url, _short(body))
         if self.query is not None:
             if not isinstance(document, dict) or document.get('status') != 'success':
                 return INCONCLUSIVE, None, 'Prometheus answered %s: %s' % (
@@ -125,10 +145,18 @@ class Check(object):
             if tried < self.tries:
                 sleep(self.interval)
         result = {'name': self.name, 'status': status, 'reason': reason, 'value': _bounded(value),
-                  'condition': self.condition_text, 'url': self.url, 'tries': tried}
+                  'condition': self.condition_text, 'url': self.shown_url, 'tries': tried}
         if self.query is not None:
             result['query'] = self.query
-        return result
+        return analysis_fetch.scrub(result, self.secrets)   # an endpoint may echo a token in its answer
+
+
+def _http_url(url):
+    try:
+        return urlsplit(url).scheme in ('http', 'https') and bool(urlsplit(url).hostname) and bool(
+            analysis_fetch.origin(url))
+    except ValueError:   # a port that is no number
+        return False
 
 
 def _default(value, default):
@@ -201,26 +229,15 @@ def summary(results, verdict):
     return line + ('; ' + '; '.join(parts) if parts else '')
 
 
-def http_fetch(open_url):
-    """fetch(url, headers, timeout, validate_certs) -> (status code, body) on top of Ansible's
-    open_url; an HTTP error answer is returned as its code and body, not raised."""
-    def fetch(url, headers, timeout, validate_certs):
-        try:
-            response = open_url(url, method='GET', headers=headers, timeout=timeout, validate_certs=validate_certs,
-                                follow_redirects='safe')
-            return response.getcode(), response.read()
-        except Exception as exc:
-            code = getattr(exc, 'code', None)
-            if isinstance(code, int):
-                return code, exc.read() if hasattr(exc, 'read') else str(exc)
-            raise
-    return fetch
-
-
-def run(checks, fetch, sleep=time.sleep):
+def run(checks, fetch, sleep=time.sleep, warn=None):
     """The rollout_analysis module's work: validate every check first (bad input changes nothing and
-    measures nothing), then run them in order."""
+    measures nothing), warn once of the HTTPS checks whose certificate is not verified, then run them in order."""
     parsed = [Check(spec, index) for index, spec in enumerate(checks or [])]
+    unverified = [c for c in parsed if not c.validate_certs and urlsplit(c.url).scheme == 'https']
+    if unverified and warn:
+        warn('rollout_analysis: TLS verification is off (validate_certs: false) for %s: anyone on the way can '
+             'answer in the endpoint\'s name, and its headers go to whoever answers; give ca_path instead'
+             % ', '.join('%s (%s)' % (c.name, analysis_fetch.origin(c.url)) for c in unverified))
     results = [check.run(fetch, sleep) for check in parsed]
     verdict = outcome(results)
     return {'changed': False, 'outcome': verdict, 'checks': results, 'summary': summary(results, verdict)}

@@ -29,9 +29,9 @@ class Server(object):
         self.urls = []
         self.headers = []
 
-    def __call__(self, url, headers, timeout, validate_certs):
-        self.urls.append(url)
-        self.headers.append(headers)
+    def __call__(self, check):
+        self.urls.append(check.url)
+        self.headers.append(check.headers)
         answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
         if isinstance(answer, Exception):
             raise answer
@@ -178,36 +178,3 @@ def test_bad_input_names_the_check_and_measures_nothing(check, message):
 def test_long_values_are_cut():
     result = run([{'url': 'http://x', 'condition': '`true`'}], Server((200, {'blob': 'x' * 2000})))
     assert len(result['checks'][0]['value']) <= analysis.MAX_VALUE_CHARS + 3
-
-
-class FakeResponse(object):
-    def __init__(self, code, body):
-        self.code, self.body = code, body
-
-    def getcode(self):
-        return self.code
-
-    def read(self):
-        return self.body
-
-
-def test_http_fetch_returns_http_errors_and_raises_the_rest():
-    class HTTPError(Exception):
-        code = 502
-
-        def read(self):
-            return b'bad gateway'
-
-    def open_url(url, **kwargs):
-        if 'error' in url:
-            raise HTTPError()
-        if 'down' in url:
-            raise OSError('refused')
-        assert kwargs['method'] == 'GET' and kwargs['timeout'] == 4
-        return FakeResponse(200, b'{}')
-
-    fetch = analysis.http_fetch(open_url)
-    assert fetch('http://ok', {}, 4, True) == (200, b'{}')
-    assert fetch('http://error', {}, 4, True) == (502, b'bad gateway')
-    with pytest.raises(OSError):
-        fetch('http://down', {}, 4, True)

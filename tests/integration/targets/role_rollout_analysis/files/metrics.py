@@ -3,11 +3,12 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A metrics endpoint for the role_rollout_analysis integration target.
 
-HTTP on 127.0.0.1 (a port the OS picks, written to --port-file). Each request reads --metrics, a JSON
+HTTP on --host (default 127.0.0.1; a port the OS picks, written to --port-file). Each request reads --metrics, a JSON
 file the test rewrites between rollouts: {"queries": {PROMQL: number or "error"}, "json": {...}}.
 GET /api/v1/query?query=Q answers in the Prometheus HTTP API format: a vector with one sample (the value
 as a string, as Prometheus sends it) when Q is in "queries", an empty vector (no data) when it is not,
-HTTP 400 with status "error" for "error". GET /json answers the "json" document. Every request is
+HTTP 400 with status "error" for "error". GET /json answers the "json" document. GET /redirect?to=URL
+answers 302 with Location URL. Every request is
 appended to --log (path and Authorization header, one line each). The server exits after --lifetime seconds whatever happens.
 """
 
@@ -29,12 +30,16 @@ def main():
     parser.add_argument('--port-file', required=True)
     parser.add_argument('--log', required=True)
     parser.add_argument('--lifetime', type=int, default=600)
+    parser.add_argument('--host', default='127.0.0.1')
     args = parser.parse_args()
 
     class Handler(BaseHTTPRequestHandler):
         def answer(self, code, document):
             body = json.dumps(document).encode()
             self.send_response(code)
+            if code == 302:
+                self.send_header('Location', document)
+                document = {}
             self.send_header('Content-Type', 'application/json')
             self.send_header('Content-Length', str(len(body)))
             self.end_headers()
@@ -48,6 +53,8 @@ def main():
             url = urlsplit(self.path)
             if url.path == '/json':
                 return self.answer(200, metrics.get('json', {}))
+            if url.path == '/redirect':
+                return self.answer(302, parse_qs(url.query)['to'][0])
             if url.path != '/api/v1/query':
                 return self.answer(404, {'status': 'error', 'error': 'not found'})
             query = parse_qs(url.query).get('query', [''])[0]
@@ -60,7 +67,7 @@ def main():
         def log_message(self, *_args):
             pass
 
-    server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+    server = ThreadingHTTPServer((args.host, 0), Handler)
     timer = threading.Timer(args.lifetime, server.shutdown)
     timer.daemon = True
     timer.start()
