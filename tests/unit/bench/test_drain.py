@@ -6,18 +6,10 @@ Ready time from a pod watch, the role's re-runs counted, and the target judged f
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import os
-import sys
-
+from ansible_collections.inplace.k8s.tests.unit.bench.test_kruise_scenarios import ARGS, run
 from ansible_collections.inplace.k8s.tests.unit.bench.test_measure import load
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
-sys.path.insert(0, os.path.join(ROOT, 'tests', 'bench'))
-
-run = load('run')
 drain = load('drain')
-ARGS = ['--kubeconfig', 'k', '--hook', 'h', '--collections', 'c', '--out', 'o', '--work', 'w',
-        '--cluster-bin', sys.executable]
 
 
 def test_the_drain_scenarios_are_selectable_by_name():

@@ -6,7 +6,7 @@ victims), the kinds the soak accepts, and how judge.py tells a legitimate recrea
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import importlib.util
+import importlib
 import json
 import os
 import random
@@ -18,16 +18,9 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..')
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'soak'))
 
 
-def load(name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, 'tests', 'soak', name + '.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-moves = load('moves')
-judge = load('judge')
-soak = load('soak')
+moves = importlib.import_module('moves')     # by name, as soak.py imports them (tests/soak on the path)
+judge = importlib.import_module('judge')
+soak = importlib.import_module('soak')
 GATE = 'inplace.k8s/ready'
 NODES = ['node-1', 'node-2', 'node-3']
 
