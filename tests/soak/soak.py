@@ -812,8 +812,10 @@ class Soak(object):
         result['seconds'] = round(time.time() - start, 1)
         if result['converged']:
             w.image = target
-        if violations.get('pod-recreated') or result['explained']:
+        if violations.get('pod-recreated'):
             w.snapshot_baseline()   # judge the next scenarios on their own
+        elif result['explained']:   # legitimate recreations: the next scenario starts from the pods there are now
+            w.baseline = dict((meta(p, 'name'), meta(p, 'uid')) for p in w.pods())
         self.results.append(result)
         self.log('%s %-12s %-19s at %5.1fs %-7s first rc %d (%5.1fs), re-runs %d, %5.1fs%s%s' % (
             label, w.kind, fault['kind'], fault.get('at', fault['delay']),
