@@ -144,6 +144,7 @@ class PodTracker(object):
         self.lock = threading.Lock()
         self.done = threading.Event()
         self.errors = 0
+        self.last_error = None
         self.relist()
         self.thread = threading.Thread(target=self._run, name='soak-pod-tracker')
         self.thread.daemon = True
