@@ -182,8 +182,8 @@ class Mover(object):
 
     def delete(self, pod):
         try:
-            self.api.call('DELETE', '/api/v1/namespaces/%s/pods/%s' % (pod['metadata']['namespace'],
-                                                                        pod['metadata']['name']), patience=20)
+            path = '/api/v1/namespaces/%s/pods/%s' % (pod['metadata']['namespace'], pod['metadata']['name'])
+            self.api.call('DELETE', path, patience=20)
         except self.not_error as exc:
             if exc.status != 404:
                 raise
@@ -255,8 +255,8 @@ class Mover(object):
             victims = self.deployment_victims(pods, before - after)
         for pod in victims:
             self.record(pod, 'scaled-down')
-        return 'scaled %s from %d to %d (removed %s)' % (self.w.name, before, after,
-                                                          ', '.join(p['metadata']['name'] for p in victims) or 'none yet')
+        removed = ', '.join(p['metadata']['name'] for p in victims) or 'none yet'
+        return 'scaled %s from %d to %d (removed %s)' % (self.w.name, before, after, removed)
 
     def deployment_victims(self, pods, count):
         """The pods the ReplicaSet controller removes on a scale-down by ``count``: the first ``count`` of ``pods``

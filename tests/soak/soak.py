@@ -13,8 +13,8 @@ writer (a pod's image or the held template set to a third image, or annotations 
 again so that guarded writes conflict), a burst of 429 or 5xx answers or a stalled watch (through
 tests/faults/proxy.py), or a fault that moves pods (tests/soak/moves.py: an eviction, a node drain, a pod deleted,
 a scale up or down, a node's kubelet stopped; with these the workloads get a PodDisruptionBudget and the readiness
-gate's admission policy, which opens the gate of the pods their controllers create). Then the rollout is run again, a bounded number of times, until it succeeds,
-and the invariants are checked on the cluster's own state:
+gate's admission policy, which opens the gate of the pods their controllers create). Then the rollout is run
+again, a bounded number of times, until it succeeds, and the invariants are checked on the cluster's own state:
 
   pod-recreated         a pod of the workload went away or is new with no cause on record (tests/soak/judge.py:
                         the soak's fault log, the runs' results ``gone`` / ``replaced``, the cluster's
@@ -496,10 +496,10 @@ class Soak(object):
         self.policy = 'inplace-k8s-gate-%s' % self.namespace
         self.gate_policy('present')
         for w in self.workloads:
-            self.api.call('POST', '/apis/policy/v1/namespaces/%s/poddisruptionbudgets' % w.namespace, {
-                'metadata': {'name': w.name}, 'spec': {'maxUnavailable': PDB_MAX_UNAVAILABLE,
-                                                       'selector': {'matchLabels': w.labels}}},
-                content_type='application/json')
+            budget = {'metadata': {'name': w.name},
+                      'spec': {'maxUnavailable': PDB_MAX_UNAVAILABLE, 'selector': {'matchLabels': w.labels}}}
+            self.api.call('POST', '/apis/policy/v1/namespaces/%s/poddisruptionbudgets' % w.namespace, budget,
+                          content_type='application/json')
         self.log('pods move: readiness gate policy %s, PodDisruptionBudgets maxUnavailable %s' % (
             self.policy, PDB_MAX_UNAVAILABLE))
 

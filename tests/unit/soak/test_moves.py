@@ -43,7 +43,7 @@ def test_draw_is_the_seeds(kind):
 
 def test_draw_bounds():
     rng = random.Random(1)
-    for _ in range(200):
+    for _round in range(200):
         drain = moves.draw_move(rng, 'drain', 10, NODES)
         stop = moves.draw_move(rng, 'node-stop', 10, NODES)
         scale = moves.draw_move(rng, 'scale', 10, NODES)
@@ -56,8 +56,8 @@ def test_draw_bounds():
 
 def test_a_scale_down_keeps_a_pod():
     rng = random.Random(3)
-    assert all(moves.draw_move(rng, 'scale', 1, NODES)['delta'] > 0 for _ in range(50))
-    assert all(2 + moves.draw_move(rng, 'scale', 2, NODES)['delta'] >= 1 for _ in range(50))
+    assert all(moves.draw_move(rng, 'scale', 1, NODES)['delta'] > 0 for _round in range(50))
+    assert all(2 + moves.draw_move(rng, 'scale', 2, NODES)['delta'] >= 1 for _round in range(50))
 
 
 def test_draw_refuses_another_kind():
@@ -172,8 +172,8 @@ def test_a_pod_that_came_and_went_during_the_scenario_needs_a_cause_too():
     flagged, _explained = judge.judge_recreations({'a': 'u1'}, {'z': 'uz'}, tracked, {'u1': 'the soak evicted it'}, {})
     assert flagged == ['t: uid ut went away with no cause on record (not moved by the soak, not reported gone, '
                        'no DisruptionTarget or eviction by the cluster)']
-    flagged, _explained = judge.judge_recreations({'a': 'u1'}, {'z': 'uz'}, tracked,
-                                                 {'u1': 'evicted', 'ut': 'the cluster: DisruptionTarget x'}, {})
+    causes = {'u1': 'evicted', 'ut': 'the cluster: DisruptionTarget x'}
+    flagged, _explained = judge.judge_recreations({'a': 'u1'}, {'z': 'uz'}, tracked, causes, {})
     assert flagged == []
 
 
