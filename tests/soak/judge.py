@@ -121,6 +121,26 @@ def gone_as_failed(fault_log, results):
     return found
 
 
+def failure(text):
+    """The message of the first task that failed in ansible-playbook's output (pure); None when none failed."""
+    for line in text.splitlines():
+        if line.startswith('fatal: ') and '=> {' in line:
+            try:
+                return json.loads(line.split('=> ', 1)[1]).get('msg')
+            except ValueError:
+                return line[:500]
+    return None
+
+
+def move_halted(kind, runs):
+    """A fault that only moves pods (not a node lost: ``node-stop`` may halt a run without max_failed_pods) made the
+    first run fail (pure): pods that come and go neither halt a rollout nor make a run refuse them. ``runs``: the
+    scenario's runs ({rc, failure})."""
+    if kind not in ('evict', 'drain', 'delete-pod', 'scale') or not runs or runs[0]['rc'] == 0:
+        return []
+    return ['the first run failed (rc %d) under %s: %s' % (runs[0]['rc'], kind, runs[0].get('failure'))]
+
+
 def pod_entry(pod, deleted=False):
     """What the tracker keeps of a pod (its JSON)."""
     status = pod.get('status') or {}

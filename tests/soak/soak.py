@@ -30,6 +30,7 @@ again, a bounded number of times, until it succeeds, and the invariants are chec
                         done, or a pod's record is still active
   bystander-touched     anything of the bystander namespace changed (same names and labels as the targets)
   gone-as-failed        a pod that the soak evicted, deleted, drained or scaled down is in a run's failed_pods
+  move-halted           the first run failed under a fault that only moved pods (evict, drain, delete-pod, scale)
 
 A writer that sets a third image changes what a pod or the template runs on purpose: the role must
 not overwrite it silently (it reports conflict and halts, the workload held), and the re-run, once the
@@ -77,7 +78,7 @@ KINDS = ('apiserver', 'controller-manager', 'node', 'kill-term', 'kill-kill', 'w
          'writer-template', 'writer-annotations', 'api-429', 'api-5xx', 'watch-stall') + moves.MOVE_KINDS
 PROXY_KINDS = ('api-429', 'api-5xx', 'watch-stall')
 INVARIANTS = ('pod-recreated', 'pod-drained', 'off-target-no-reason', 'not-converged', 'template-pods-differ',
-              'controller-held', 'bystander-touched', 'gone-as-failed')
+              'controller-held', 'bystander-touched', 'gone-as-failed', 'move-halted')
 PDB_MAX_UNAVAILABLE = '50%'      # the workloads' PodDisruptionBudget when pods move (the drains honour it)
 ACTIVE_RECORD = ('in-progress', 'rolling-back')
 API_PATIENCE = 150               # seconds a cluster call keeps retrying connection errors (API server restart)
@@ -507,8 +508,8 @@ class Soak(object):
         arguments = {'state': state, 'gate': GATE, 'policy_name': self.policy, 'namespaces': [self.namespace],
                      'kubeconfig': self.args.kubeconfig}
         done = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible'), 'localhost', '-i', 'localhost,',
-                               '-e', 'ansible_python_interpreter=%s' % sys.executable, '-m', 'inplace.k8s.readiness_gate',
-                               '-a', json.dumps(arguments)],
+                               '-c', 'local', '-e', 'ansible_python_interpreter=%s' % sys.executable,
+                               '-m', 'inplace.k8s.readiness_gate', '-a', json.dumps(arguments)],
                               env=dict(os.environ, ANSIBLE_COLLECTIONS_PATH=self.args.collections, ANSIBLE_NOCOLOR='1',
                                        ANSIBLE_LOCALHOST_WARNING='False'),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120, check=False)
@@ -801,6 +802,8 @@ class Soak(object):
         violations = check_invariants(w, target, moved)
         result['explained'] = violations.pop('explained', [])
         violations['gone-as-failed'] = judge.gone_as_failed(self.fault_log, moved['results'])
+        if fault.get('landed'):
+            violations['move-halted'] = judge.move_halted(fault['kind'], result['runs'])
         result['moved'] = self.fault_log
         changes = bystander_diff(self.bystander, bystander_state(self.api, self.bystander_namespace))
         if changes:
@@ -831,9 +834,11 @@ class Soak(object):
         for run in runs:
             try:
                 with open(run['log']) as handle:
-                    results.extend(judge.rollout_results(handle.read()))
+                    text = handle.read()
             except OSError:
-                pass
+                continue
+            results.extend(judge.rollout_results(text))
+            run['failure'] = judge.failure(text)
         events = self.api.items('/api/v1/namespaces/%s/events' % w.namespace)
         gone, created = judge.causes(self.fault_log, results, tracked, events)
         return {'tracked': tracked, 'results': results, 'gone': gone, 'created': created}

@@ -186,6 +186,16 @@ def test_gone_as_failed():
     assert judge.gone_as_failed([], results) == []
 
 
+def test_failure_and_move_halted():
+    text = 'TASK [x]\nfatal: [localhost]: FAILED! => {"changed": false, "msg": "pod(s) cannot be updated in place now"}\n'
+    assert judge.failure(text) == 'pod(s) cannot be updated in place now'
+    assert judge.failure('ok: [localhost]\n') is None
+    runs = [{'rc': 2, 'failure': 'refused'}, {'rc': 0}]
+    assert judge.move_halted('drain', runs) == ['the first run failed (rc 2) under drain: refused']
+    assert judge.move_halted('node-stop', runs) == [] and judge.move_halted('apiserver', runs) == []
+    assert judge.move_halted('evict', [{'rc': 0}]) == []
+
+
 def test_tracker_entry():
     entry = judge.pod_entry({'metadata': {'name': 'a', 'uid': 'u', 'deletionTimestamp': 'x'}, 'spec': {'nodeName': 'n'},
                              'status': {'conditions': [{'type': 'DisruptionTarget', 'status': 'True',
