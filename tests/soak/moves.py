@@ -34,6 +34,7 @@ NODE_STOP = (50, 80)       # seconds a node's process stays stopped
 SCALE_HOLD = (5, 25)       # seconds the workload keeps its new size
 EVICT_PATIENCE = 60        # seconds an eviction is retried while a disruption budget refuses it (kubectl: until --timeout)
 GONE_WAIT = 60             # seconds a drain or a scale-down waits for its pods to go
+AIM_WAIT = 5               # seconds a fault aimed at a pod in flight waits for one
 ACTIVE_RECORD = ('in-progress', 'rolling-back')
 STATE_ANNOTATION = 'inplace.k8s/state'
 
@@ -140,8 +141,12 @@ class Mover(object):
     def run(self, fault):
         """Inject ``fault`` (drawn by draw_move); a note of what was done."""
         kind = fault['kind']
-        if kind in ('evict', 'delete-pod'):
+        pods = self.pods()
+        deadline = time.monotonic() + AIM_WAIT
+        while fault.get('in_flight') and not any(in_flight(p, self.gate) for p in pods) and time.monotonic() < deadline:
+            time.sleep(0.2)     # aimed at a pod in flight: wait a little for one
             pods = self.pods()
+        if kind in ('evict', 'delete-pod'):
             if not pods:
                 return 'no pod to %s' % kind
             pod, busy = pick_pod(pods, fault, self.gate)
@@ -149,10 +154,10 @@ class Mover(object):
             return '%s %s on %s%s' % (done, pod['metadata']['name'], pod['spec'].get('nodeName'),
                                       ' (in flight)' if busy else '')
         if kind == 'drain':
-            node, busy = pick_node(self.pods(), fault, self.gate)
+            node, busy = pick_node(pods, fault, self.gate)
             return self.drain(node, fault['hold']) + (' (a pod in flight on it)' if busy else '')
         if kind == 'node-stop':
-            node, busy = pick_node(self.pods(), fault, self.gate)
+            node, busy = pick_node(pods, fault, self.gate)
             return self.node_stop(node, fault['seconds']) + (' (a pod in flight on it)' if busy else '')
         return self.scale(fault['delta'], fault['hold'])
 
