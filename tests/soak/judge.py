@@ -56,8 +56,8 @@ def causes(fault_log, results, tracked, events):
     watch saw ({uid: PodTracker entry}) and the namespace's Events (pure)."""
     gone, created = {}, {}
     for entry in fault_log:
-        gone.setdefault(entry['uid'], 'the soak %s' % {'scaled-down': 'scaled it down'}.get(entry['cause'],
-                                                                                           entry['cause'] + ' it'))
+        done = {'scaled-down': 'scaled it down'}.get(entry['cause'], entry['cause'] + ' it')
+        gone.setdefault(entry['uid'], 'the soak %s' % done)
     for result in results:
         for item in result.get('gone') or []:
             if isinstance(item, dict) and item.get('uid'):
