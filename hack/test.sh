@@ -64,7 +64,7 @@ if stage "cluster up" hack/cluster.sh up && [[ ${results[-1]} == PASS* ]]; then
     hack/bench.sh 10
   # A new seed each run unless SOAK_SEED is set (hack/soak.sh prints it and how to replay it).
   stage "soak (short)" env SOAK_PODS=10 SOAK_FAULTS=6 SOAK_SEED="${SOAK_SEED:-}" SOAK_JSON="$CLUSTERDIR/soak-short.json" \
-    SOAK_KINDS=apiserver,node,kill-term,writer-pod-image,api-429,watch-stall hack/soak.sh
+    SOAK_KINDS=apiserver,node,kill-term,writer-pod-image,api-429,watch-stall,evict,drain,delete-pod,scale,node-stop hack/soak.sh
 else
   echo "the local cluster did not start: see $CLUSTERDIR/logs; the cluster suite and integration tests cannot run" >&2
   results+=("FAIL  cluster suite (cluster not up)" "FAIL  integration (cluster not up)"

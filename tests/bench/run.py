@@ -33,6 +33,7 @@ import uuid
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 
 import charts
+import drain
 import kcore
 import kruise
 import launcher
@@ -71,7 +72,9 @@ SCENARIOS = [
     # OpenKruise's CloneSet, InPlaceIfPossible, maxUnavailable 25%, maxSurge 0 (tests/bench/kruise.py): opt-in, it
     # needs Kruise on the cluster (make kruise-up); named or through SCENARIOS=kruise (KRUISE_GROUP), never by default.
     ('kruise CloneSet 25%', 'kruise', 'CloneSet', '25%', False),
-]
+    # a node drained (kubectl drain's evictions) at a fixed moment of the rollout (tests/bench/drain.py): the role
+    # and the native rolling update under the same drain
+] + drain.SCENARIOS
 PULL_SECONDS = 5
 PULL_IMAGE = 'registry.example/bench:2.0-slow2-pull%d' % PULL_SECONDS
 # What a scenario changes beyond its SCENARIOS entry: the image it rolls to, the role's variables, the [defaults]
@@ -211,7 +214,9 @@ class Bench(object):
             metrics = measure.request_totals(self.cluster.metrics())
             variant = VARIANTS.get(name, {})
             image = variant.get('image', workloads.NEW_IMAGE)
-            if method == 'native':
+            if name in drain.BASELINES:
+                self.drained(result, namespace, before, image)
+            elif method == 'native':
                 result['wall'] = round(self.cluster.native_rollout(namespace, kind, pods, TIMEOUT), 2)
             elif method == 'kruise':
                 pod_watch = workloads.PodWatch(self.args.kubeconfig, namespace, TIMEOUT + 60)
@@ -257,6 +262,21 @@ class Bench(object):
         finally:
             self.cluster.delete_namespace(namespace)
         return result
+
+    def drained(self, result, namespace, before, image):
+        """A rollout while a node is drained (drain.py): the role (again after a failed run) or the native rolling
+        update; fills the wall, halts, re-runs and the drain's figures (node_drain)."""
+        pod_watch = workloads.PodWatch(self.args.kubeconfig, namespace, TIMEOUT + 60)
+        drainer = drain.Drainer(self.cluster, namespace, result['pods'], image, TIMEOUT)
+        try:
+            if result['method'] == 'native':
+                result.update(wall=round(self.cluster.native_rollout(namespace, result['kind'], result['pods'], TIMEOUT,
+                                                                     image=image), 2), halts=0, reruns=0)
+            else:
+                drain.run_role(self, result, namespace, sorted(v['name'] for v in before.values()), image)
+        finally:
+            events = pod_watch.stop()
+            result['node_drain'] = drainer.stop(events)
 
     def rollout(self, result, namespace, names, image=workloads.NEW_IMAGE, drain_seconds=0, run='', extra=None,
                 config=None):
@@ -481,7 +501,8 @@ def verdict(ok, text):
 def targets(results):
     """Each target with PASS/MISS (or n/a when its scenario did not run) at the largest pod count."""
     found = traffic_targets(results)
-    results = [r for r in results if not is_traffic(r)]
+    found.update(drain.targets([r for r in results if 'error' not in r], by_name, verdict))
+    results = [r for r in results if not is_traffic(r) and not drain.is_drain(r)]
     if not results:
         return found
     found.update(window_targets(results))
@@ -776,6 +797,7 @@ def report(results, found):
     for name, outcome in found.items():
         lines.append('  %-4s %s: %s' % (outcome['status'], name, outcome['value']))
     lines.extend(kcore.report_lines(results))
+    lines.extend(drain.report_lines(results))
     startups = [r['startup'] for r in results if r.get('startup')]
     if startups:
         lines.append('Module start-up (python -m, spawn to first request): %s s, runs %s' % (

@@ -11,13 +11,16 @@ fault fires at a random moment (seeded): an API server, controller-manager or no
 ansible-playbook killed (SIGTERM to it, as AWX cancels a job, or SIGKILL to it and every process under it), another
 writer (a pod's image or the held template set to a third image, or annotations written again and
 again so that guarded writes conflict), a burst of 429 or 5xx answers or a stalled watch (through
-tests/faults/proxy.py). Then the rollout is run again, a bounded number of times, until it succeeds,
-and the invariants are checked on the cluster's own state:
+tests/faults/proxy.py), or a fault that moves pods (tests/soak/moves.py: an eviction, a node drain, a pod deleted,
+a scale up or down, a node's kubelet stopped; with these the workloads get a PodDisruptionBudget and the readiness
+gate's admission policy, which opens the gate of the pods their controllers create). Then the rollout is run
+again, a bounded number of times, until it succeeds, and the invariants are checked on the cluster's own state:
 
-  pod-recreated         a pod of the workload has another UID than when it was created (or is gone / new),
-                        or the Deployment has another ReplicaSet (the ReplicaSets that keep the revision
-                        history of an in-place rollout, plugins/module_utils/rollout/history.py, do not
-                        count while they have no replicas)
+  pod-recreated         a pod of the workload went away or is new with no cause on record (tests/soak/judge.py:
+                        the soak's fault log, the runs' results ``gone`` / ``replaced``, the cluster's
+                        DisruptionTarget conditions and eviction events), or the Deployment has another ReplicaSet
+                        (the ReplicaSets that keep the revision history of an in-place rollout,
+                        plugins/module_utils/rollout/history.py, do not count while they have no replicas)
   pod-drained           a pod's readiness-gate condition is not True (left drained)
   off-target-no-reason  a pod does not run the target (spec, status, ready) and its record says nothing
   not-converged         a pod is off target and its record says why (the rollout did not converge)
@@ -26,6 +29,8 @@ and the invariants are checked on the cluster's own state:
   controller-held       the workload is still held (paused, partition, OnDelete), its rollout record is not
                         done, or a pod's record is still active
   bystander-touched     anything of the bystander namespace changed (same names and labels as the targets)
+  gone-as-failed        a pod that the soak evicted, deleted, drained or scaled down is in a run's failed_pods
+  move-halted           the first run failed under a fault that only moved pods (evict, drain, delete-pod, scale)
 
 A writer that sets a third image changes what a pod or the template runs on purpose: the role must
 not overwrite it silently (it reports conflict and halts, the workload held), and the re-run, once the
@@ -58,6 +63,9 @@ import time
 
 import yaml
 
+import judge
+import moves
+
 HISTORY_HASH_PREFIX = 'i'   # history.OUR_HASH_PREFIX: a pod-template-hash the Deployment controller never makes
 
 GATE = 'inplace.k8s/ready'
@@ -67,10 +75,11 @@ SOAK_LABEL = 'inplace.k8s/soak'
 TOUCH_ANNOTATION = 'soak.inplace.k8s/touched'
 MANAGER = 'inplace.k8s'          # the collection's User-Agent: its field manager in managedFields
 KINDS = ('apiserver', 'controller-manager', 'node', 'kill-term', 'kill-kill', 'writer-pod-image',
-         'writer-template', 'writer-annotations', 'api-429', 'api-5xx', 'watch-stall')
+         'writer-template', 'writer-annotations', 'api-429', 'api-5xx', 'watch-stall') + moves.MOVE_KINDS
 PROXY_KINDS = ('api-429', 'api-5xx', 'watch-stall')
 INVARIANTS = ('pod-recreated', 'pod-drained', 'off-target-no-reason', 'not-converged', 'template-pods-differ',
-              'controller-held', 'bystander-touched')
+              'controller-held', 'bystander-touched', 'gone-as-failed', 'move-halted')
+PDB_MAX_UNAVAILABLE = '50%'      # the workloads' PodDisruptionBudget when pods move (the drains honour it)
 ACTIVE_RECORD = ('in-progress', 'rolling-back')
 API_PATIENCE = 150               # seconds a cluster call keeps retrying connection errors (API server restart)
 
@@ -312,15 +321,19 @@ def on_target(pod, target):
 
 # --------------------------------------------------------------------------- invariants
 
-def check_invariants(w, target):
-    """{invariant: [what, ...]} for workload ``w`` after its rollout to ``target``."""
+def check_invariants(w, target, moved=None):
+    """{invariant: [what, ...]} for workload ``w`` after its rollout to ``target``. ``moved``: what judge.py needs
+    to tell a legitimate recreation ({tracked, gone, created}); without it every recreation is one of ours."""
     found = collections.defaultdict(list)
     obj = w.read()
     pods = w.pods()
     uids = dict((meta(p, 'name'), meta(p, 'uid')) for p in pods)
-    for name in sorted(set(uids) | set(w.baseline)):
-        if uids.get(name) != w.baseline.get(name):
-            found['pod-recreated'].append('%s: uid %s -> %s' % (name, w.baseline.get(name), uids.get(name)))
+    moved = moved or {}
+    flagged, explained = judge.judge_recreations(w.baseline, uids, moved.get('tracked') or {}, moved.get('gone') or {},
+                                                 moved.get('created') or {})
+    found['pod-recreated'].extend(flagged)
+    if explained:
+        found['explained'] = explained     # not an invariant: the legitimate recreations, for the record
     if w.kind == 'Deployment':
         sets = w.running_replicasets()
         if sorted(meta(rs, 'uid') for rs in sets) != w.replicaset:
@@ -440,6 +453,8 @@ class Soak(object):
         self.current = None           # the ansible-playbook process running now
         self.bystander = None
         self.namespaces = []
+        self.fault_log = []           # the pods the scenario's fault removed (moves.Mover)
+        self.policy = None            # the readiness gate's admission policy, when pods move
         tag = '%d-%s' % (args.seed, os.urandom(2).hex())
         self.namespace = 'soak-%s' % tag
         self.bystander_namespace = 'soak-%s-bystander' % tag
@@ -472,8 +487,41 @@ class Soak(object):
         self.bystander = bystander_state(self.api, self.bystander_namespace)
         for w in self.workloads:
             self.expected[w.kind] = 10 + 0.5 * pods
+        if set(self.kinds) & set(moves.MOVE_KINDS):
+            self.prepare_moves()
+
+    def prepare_moves(self):
+        """Pods that come and go need what a cluster that moves has: the readiness gate's admission policy
+        (inplace.k8s.readiness_gate, scoped to the soak's namespace: it opens the gate of the pods a controller
+        creates) and a PodDisruptionBudget per workload (the evictions honour it)."""
+        self.policy = 'inplace-k8s-gate-%s' % self.namespace
+        self.gate_policy('present')
+        for w in self.workloads:
+            budget = {'metadata': {'name': w.name},
+                      'spec': {'maxUnavailable': PDB_MAX_UNAVAILABLE, 'selector': {'matchLabels': w.labels}}}
+            self.api.call('POST', '/apis/policy/v1/namespaces/%s/poddisruptionbudgets' % w.namespace, budget,
+                          content_type='application/json')
+        self.log('pods move: readiness gate policy %s, PodDisruptionBudgets maxUnavailable %s' % (
+            self.policy, PDB_MAX_UNAVAILABLE))
+
+    def gate_policy(self, state):
+        arguments = {'state': state, 'gate': GATE, 'policy_name': self.policy, 'namespaces': [self.namespace],
+                     'kubeconfig': self.args.kubeconfig}
+        done = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible'), 'localhost', '-i', 'localhost,',
+                               '-c', 'local', '-e', 'ansible_python_interpreter=%s' % sys.executable,
+                               '-m', 'inplace.k8s.readiness_gate', '-a', json.dumps(arguments)],
+                              env=dict(os.environ, ANSIBLE_COLLECTIONS_PATH=self.args.collections, ANSIBLE_NOCOLOR='1',
+                                       ANSIBLE_LOCALHOST_WARNING='False'),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120, check=False)
+        if done.returncode:
+            raise RuntimeError('readiness_gate state=%s failed: %s' % (state, done.stdout.decode('utf-8', 'replace')[-800:]))
 
     def clean_up(self, keep):
+        if self.policy:
+            try:
+                self.gate_policy('absent')
+            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+                self.log('the readiness gate policy %s is left: %s' % (self.policy, exc))
         if keep:
             self.log('namespaces kept for inspection: %s' % ', '.join(self.namespaces))
             return
@@ -508,7 +556,8 @@ class Soak(object):
         with open(path + '.vars.json', 'w') as handle:
             json.dump(extra, handle)
         env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=self.args.collections, K8S_AUTH_KUBECONFIG=extra['kubeconfig'],
-                   ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False')
+                   ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False',
+                   ANSIBLE_SHOW_CUSTOM_STATS='True')   # rollout_result, for judge.rollout_results()
         command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,',
                    '-e', 'ansible_python_interpreter=%s' % sys.executable, '-e', '@%s.vars.json' % path,
                    os.path.join(self.args.root, 'playbooks', 'rollout.yml')]
@@ -574,6 +623,8 @@ class Soak(object):
         elif kind == 'api-5xx':
             fault.update(status=self.rng.choice([500, 502, 503, 504]), count=self.rng.randint(3, 15),
                          match='.', retry_after=0)
+        elif kind in moves.MOVE_KINDS:
+            fault.update(moves.draw_move(self.rng, kind, w.replicas, self.nodes))
         return fault
 
     def start_proxy(self, fault, label):
@@ -638,6 +689,8 @@ class Soak(object):
                 fault['note'] = self.write_template(w, proc, fault['writer_image'])
             elif kind == 'writer-annotations':
                 fault['note'] = self.write_annotations(w, fault['pod_index'])
+            elif kind in moves.MOVE_KINDS:
+                fault['note'] = moves.Mover(self.api, self.args.clusterdir, w, GATE, self.fault_log, ApiError).run(fault)
         except (ApiError, RuntimeError, OSError, subprocess.SubprocessError) as exc:
             fault['error'] = str(exc)
 
@@ -686,6 +739,10 @@ class Soak(object):
                 (condition(n, 'Ready') or {}).get('status') == 'True' for n in nodes)
         if not wait_until(nodes_ready, 120):
             self.log('  nodes not all Ready after 120s')
+        for node in self.api.items('/api/v1/nodes'):   # a fault that cordoned a node uncordons it; checked here
+            if (node.get('spec') or {}).get('unschedulable'):
+                self.log('  node %s left cordoned: uncordoned' % meta(node, 'name'))
+                self.api.call('PATCH', '/api/v1/nodes/%s' % meta(node, 'name'), {'spec': {'unschedulable': None}})
         if not wait_until(lambda: all(w.containers_ready() for w in self.workloads), 120):
             self.log('  pods not all with ready containers after 120s')
 
@@ -707,6 +764,8 @@ class Soak(object):
         kubeconfig = None
         if fault['kind'] in PROXY_KINDS:
             proxy, kubeconfig, proxy_log = self.start_proxy(fault, label)
+        self.fault_log = []       # the pods the fault removed (moves.Mover)
+        tracker = judge.PodTracker(self.api, w.namespace, 'app%%3D%s' % w.name)
         proc, log = self.playbook(w, target, label + '-r0', kubeconfig)
         run_start = time.time()
         injector = threading.Thread(target=self.inject, args=(fault, w, proc, run_start))
@@ -739,7 +798,13 @@ class Soak(object):
                 self.recover()
         result['reruns'] = reruns
         result['converged'] = rc == 0
-        violations = check_invariants(w, target)
+        moved = self.moved(w, tracker, result['runs'])
+        violations = check_invariants(w, target, moved)
+        result['explained'] = violations.pop('explained', [])
+        violations['gone-as-failed'] = judge.gone_as_failed(self.fault_log, moved['results'])
+        if fault.get('landed'):
+            violations['move-halted'] = judge.move_halted(fault['kind'], result['runs'])
+        result['moved'] = self.fault_log
         changes = bystander_diff(self.bystander, bystander_state(self.api, self.bystander_namespace))
         if changes:
             violations['bystander-touched'] = changes
@@ -752,6 +817,8 @@ class Soak(object):
             w.image = target
         if violations.get('pod-recreated'):
             w.snapshot_baseline()   # judge the next scenarios on their own
+        elif result['explained']:   # legitimate recreations: the next scenario starts from the pods there are now
+            w.baseline = dict((meta(p, 'name'), meta(p, 'uid')) for p in w.pods())
         self.results.append(result)
         self.log('%s %-12s %-19s at %5.1fs %-7s first rc %d (%5.1fs), re-runs %d, %5.1fs%s%s' % (
             label, w.kind, fault['kind'], fault.get('at', fault['delay']),
@@ -759,6 +826,22 @@ class Soak(object):
             '' if not result['violations'] else ', VIOLATIONS: ' + json.dumps(result['violations'])[:2000],
             ' [%s]' % fault.get('note', '') + (' ERROR %s' % fault['error'] if fault.get('error') else '')))
         return result
+
+    def moved(self, w, tracker, runs):
+        """What judge.py needs after a scenario: the pods the watch saw, the runs' results and the causes."""
+        tracked = tracker.stop()
+        results = []
+        for run in runs:
+            try:
+                with open(run['log']) as handle:
+                    text = handle.read()
+            except OSError:
+                continue
+            results.extend(judge.rollout_results(text))
+            run['failure'] = judge.failure(text)
+        events = self.api.items('/api/v1/namespaces/%s/events' % w.namespace)
+        gone, created = judge.causes(self.fault_log, results, tracked, events)
+        return {'tracked': tracked, 'results': results, 'gone': gone, 'created': created}
 
     def run(self):
         index = 0
@@ -814,6 +897,8 @@ class Soak(object):
             summary['violations_total']))
         print()
         print('invariant violations: %s' % ', '.join('%s %d' % kv for kv in summary['violations'].items()))
+        print('fault kinds drawn (of %s): %s' % (','.join(summary['kinds']), ', '.join(
+            '%s %d' % (kind, row['faults']) for kind, row in summary['by_kind'].items())))
         print('seed %d (replay with SOAK_SEED=%d), %d pods per workload (Deployment + StatefulSet), batch %s, '
               '%d scenarios, %d faults, all converged: %s, wall %.0f s' % (
                   summary['seed'], summary['seed'], summary['pods_per_workload'], summary['batch'],
