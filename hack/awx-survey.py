@@ -2,15 +2,22 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Write examples/awx/survey.json (an AWX survey spec) and examples/awx/job-template.yml (a job template for
-playbooks/rollout.yml, with that survey) from roles/rollout/meta/argument_specs.yml, so that the survey asks
-exactly the role's options with its defaults and choices. tests/unit checks that the files are up to date.
+playbooks/awx_rollout.yml, with that survey) from roles/rollout/meta/argument_specs.yml, so that the survey asks
+the role's options a launcher may set, with the role's defaults and choices. tests/unit checks that the files are
+up to date.
 Usage: .cache/venv/bin/python hack/awx-survey.py [--check]   (--check writes nothing, fails if a file is stale)
 
-Survey answers reach the play as text, integers or one of the choices (AWX has no dict or list answer), and
-the role reads them as they come: str -> text, int -> integer, bool -> a choice of true/false, raw (a count or
-a percentage) -> text, choices -> multiplechoice. Options of type dict or list (rollout_target, rollout_images,
-rollout_resources, rollout_restart) cannot be answered: they go in the job template's extra_vars, asked on
-launch."""
+Who may set what (docs/safety.md, "Trust model"). The template does not ask variables on launch: a launcher sets
+the survey's answers and nothing else. The survey asks what one rollout needs - the target (kind, namespace, name
+or label selector), one container's image, how fast (LAUNCHER: batch size, pauses, partition...) and one
+verification of a fixed list (VERIFY: files of playbooks/verify/) - each bounded by AWX (choices, min/max length or
+value) and checked again by playbooks/awx_rollout.yml (patterns). Every other option of the role is the template
+author's: in the template's extra_vars, with the role's default (drain, owners, analysis URLs and headers,
+prepull, gate policy, takeover...). kubeconfig is no variable at all: the job connects with the credential AWX
+injects (K8S_AUTH_*).
+
+Survey answers reach the play as text, integers or one of the choices, and the role reads them as they come: raw
+(a count or a percentage) -> text, int -> integer, bool -> a choice of true/false, choices -> multiplechoice."""
 
 import json
 import os
@@ -23,19 +30,53 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC = os.path.join('roles', 'rollout', 'meta', 'argument_specs.yml')
 SURVEY = os.path.join('examples', 'awx', 'survey.json')
 TEMPLATE = os.path.join('examples', 'awx', 'job-template.yml')
-# Options no operator sets from a launch form: rollout_stop_after_batches exists to test resume.
+# Options no one sets from a launch form: rollout_stop_after_batches exists to test resume.
 LEFT_OUT = ('rollout_stop_after_batches',)
+# The role's options a launcher answers, with AWX's bounds (text: length; integer: value; a subset of choices).
+LAUNCHER = {
+    'rollout_batch_size': {'max': 4}, 'rollout_max_unavailable': {'max': 4}, 'rollout_canary': {'max': 4},
+    'rollout_partition': {'max': 4}, 'rollout_window': {}, 'rollout_canary_pause_seconds': {'max': 3600},
+    'rollout_pause_seconds': {'max': 3600}, 'rollout_min_ready_seconds': {'max': 600},
+    'rollout_wait_timeout': {'min': 1, 'max': 3600}, 'rollout_max_failed_pods': {'max': 1000},
+    'rollout_action': {}, 'rollout_undo_revision': {'max': 1000000}, 'rollout_on_failure': {},
+    'rollout_order': {'choices': ['ordinal', 'reverse_ordinal', 'node', 'name']}, 'rollout_fail_on_error': {},
+}
+# The role's options playbooks/awx_rollout.yml sets from the questions of TARGET, never from a launcher directly.
+FROM_PLAYBOOK = ('rollout_target', 'rollout_images', 'rollout_verify_tasks')
+# The verification tasks a launcher may pick: playbooks/verify/<name>.yml ('none': no verification).
+VERIFY = ['none', 'report', 'health']
+# The playbook's own questions (their patterns are checked in playbooks/awx_rollout.yml).
+TARGET = [
+    {'question_name': 'Target kind', 'question_description': 'The kind of the workload to roll out; pods: the pods '
+     'of a label selector.', 'variable': 'awx_target_kind', 'required': True, 'type': 'multiplechoice',
+     'choices': ['Deployment', 'StatefulSet', 'DaemonSet', 'pods'], 'default': 'Deployment'},
+    {'question_name': 'Target namespace', 'question_description': 'The namespace of the target (a DNS label).',
+     'variable': 'awx_target_namespace', 'required': True, 'type': 'text', 'min': 1, 'max': 63, 'default': ''},
+    {'question_name': 'Target name', 'question_description': 'The name of the workload (not with pods).',
+     'variable': 'awx_target_name', 'required': False, 'type': 'text', 'min': 0, 'max': 253, 'default': ''},
+    {'question_name': 'Target selector', 'question_description': 'With pods: a label selector, key=value pairs '
+     'separated by commas.', 'variable': 'awx_target_selector', 'required': False, 'type': 'text', 'min': 0,
+     'max': 253, 'default': ''},
+    {'question_name': 'Container', 'question_description': 'The container whose image changes.',
+     'variable': 'awx_container', 'required': True, 'type': 'text', 'min': 1, 'max': 63, 'default': ''},
+    {'question_name': 'Image', 'question_description': 'The new image (registry/repository:tag or @sha256:digest).',
+     'variable': 'awx_image', 'required': True, 'type': 'text', 'min': 1, 'max': 255, 'default': ''},
+    {'question_name': 'Verification', 'question_description': "Tasks run after each batch, from the project's "
+     "playbooks/verify/ only: report lists the batch's pods, health checks the template's awx_health_url.",
+     'variable': 'awx_verify', 'required': False, 'type': 'multiplechoice', 'choices': VERIFY, 'default': 'none'},
+]
+# Extra variables of the template that are not the role's: the URL playbooks/verify/health.yml checks.
+TEMPLATE_VARS = {'awx_health_url': ''}
 INTEGER_MAX = 1000000
 TEXT_MAX = 1024
-# What rollout_target looks like, for the extra_vars (the role refuses it until it names a workload).
-TARGET_EXAMPLE = {'kind': 'Deployment', 'name': '', 'namespace': ''}
 
 HEADER = '''\
-# AWX job template for playbooks/rollout.yml: the arguments of the awx.awx.job_template module (the same
+# AWX job template for playbooks/awx_rollout.yml: the arguments of the awx.awx.job_template module (the same
 # fields as AWX's API /api/v2/job_templates/), survey included (also in survey.json, for the API or the UI).
 # Generated by hack/awx-survey.py from roles/rollout/meta/argument_specs.yml; tests/unit checks that they
 # agree. Setup steps: examples/awx/README.md. Names of the project, inventory, credential and execution
-# environment are the ones that README creates.
+# environment are the ones that README creates. Launchers answer the survey and set nothing else: the extra_vars
+# are the template author's (docs/safety.md, "Trust model").
 '''
 
 
@@ -45,9 +86,11 @@ def plain(text):
     return ' '.join(text.split())
 
 
-def question(name, option):
-    """The AWX survey question of one option, or None for dict/list options (not answerable in a survey)."""
+def question(name, option, bounds=None):
+    """The AWX survey question of one option (``bounds``: min, max, choices of LAUNCHER), or None for dict/list
+    options (not answerable in a survey)."""
     kind = option.get('type', 'str')
+    bounds = bounds or {}
     if kind in ('dict', 'list') or name in LEFT_OUT:
         return None
     description = option.get('description', '')
@@ -61,13 +104,15 @@ def question(name, option):
         'required': bool(option.get('required', False)),
     }
     if option.get('choices'):
-        item.update(type='multiplechoice', choices=[str(c) for c in option['choices']], default=str(default))
+        item.update(type='multiplechoice', choices=[str(c) for c in bounds.get('choices', option['choices'])],
+                    default=str(default))
     elif kind == 'bool':
         item.update(type='multiplechoice', choices=['true', 'false'], default='true' if default else 'false')
     elif kind == 'int':
-        item.update(type='integer', min=0, max=INTEGER_MAX, default=int(default or 0))
+        item.update(type='integer', min=bounds.get('min', 0), max=bounds.get('max', INTEGER_MAX),
+                    default=int(default or 0))
     elif kind in ('str', 'raw', 'path'):
-        item.update(type='text', min=0, max=TEXT_MAX, default='' if default is None else str(default))
+        item.update(type='text', min=0, max=bounds.get('max', TEXT_MAX), default='' if default is None else str(default))
     else:
         raise ValueError('%s: option %s has type %s, which hack/awx-survey.py cannot map to a survey question'
                          % (SPEC, name, kind))
@@ -77,28 +122,32 @@ def question(name, option):
 def build(spec):
     """(survey spec, job template) from the parsed argument_specs.yml."""
     options = spec['argument_specs']['main']['options']
-    questions = [q for q in (question(n, o) for n, o in options.items()) if q]
+    unknown = sorted(set(LAUNCHER) - set(options))
+    if unknown:
+        raise ValueError('%s: no option %s, which hack/awx-survey.py asks launchers' % (SPEC, ', '.join(unknown)))
+    questions = list(TARGET) + [question(name, options[name], LAUNCHER[name]) for name in options if name in LAUNCHER]
     survey = {
         'name': 'inplace.k8s rollout',
-        'description': 'Options of the inplace.k8s.rollout role (rollout_target and the images in the extra variables)',
+        'description': "One image of one workload (or of a selector's pods), in place; the rest is the template's",
         'spec': questions,
     }
-    extra_vars = {}
-    for name, option in options.items():
-        if option.get('type') in ('dict', 'list') and name not in LEFT_OUT:
-            extra_vars[name] = TARGET_EXAMPLE if name == 'rollout_target' else option.get('default')
+    extra_vars = dict((name, option.get('default')) for name, option in options.items()
+                      if name not in LAUNCHER and name not in FROM_PLAYBOOK and name not in LEFT_OUT)
+    extra_vars.update(TEMPLATE_VARS)
     template = {
         'name': 'inplace.k8s rollout',
-        'description': 'In-place rollout of a workload (playbooks/rollout.yml, role inplace.k8s.rollout)',
+        'description': 'In-place rollout of a workload (playbooks/awx_rollout.yml, role inplace.k8s.rollout)',
         'job_type': 'run',
         'organization': 'Default',
         'project': 'inplace-k8s',
-        'playbook': 'playbooks/rollout.yml',
+        'playbook': 'playbooks/awx_rollout.yml',
         'inventory': 'inplace-k8s-controller',
         'execution_environment': 'inplace-k8s-ee',
         'credentials': ['kubernetes'],
         'extra_vars': extra_vars,
-        'ask_variables_on_launch': True,
+        'ask_variables_on_launch': False,
+        'ask_credential_on_launch': False,
+        'ask_inventory_on_launch': False,
         'survey_enabled': True,
         'survey_spec': survey,
     }

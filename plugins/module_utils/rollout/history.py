@@ -256,8 +256,9 @@ class History:
         self.failed = True
         self.w.warnings.append(
             'the revision history is not kept (%s): the credentials may not %s %s (apps); kubectl rollout undo may go '
-            'to another version than the one before this rollout. Grant it (rbac/inplace-k8s-rbac.yml)'
-            % (exc.msg, verb, resource))
+            'to another version than the one before this rollout. Grant it: %s of rbac/inplace-k8s-rbac.yml'
+            % (exc.msg, verb, resource, 'the role inplace-k8s-history' if resource == 'replicasets' and verb != 'patch'
+               else 'the role inplace-k8s'))
         return self.current
 
     def after(self):

@@ -7,7 +7,7 @@ Service's selector)."""
 
 import json
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection import paths
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import access, paths
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH, retry_conflict
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, record
@@ -81,6 +81,8 @@ class LabelDrainStep:
         if not name:
             return None
         w = self.workload
+        if not self.check_mode:   # the opt-in role inplace-k8s-service: checked before the pods are labelled
+            access.require(self.kube, w.namespace, [('get', 'services', ''), ('patch', 'services', '')])
         try:
             service = self.kube.request('GET', paths.api_path('v1', 'services', w.namespace, name))
         except ApiError as exc:

@@ -111,3 +111,23 @@ def test_refused_while_another_rollout_is_unfinished():
     with pytest.raises(ValidationError) as err:
         drain_label(kube)
     assert 'has an unfinished rollout to' in str(err.value) and 'finish it first' in str(err.value)
+
+
+class WithoutServiceRole(WithService):
+    """Credentials without the opt-in role inplace-k8s-service: the access review denies patch services."""
+
+    def request(self, method, path, query=None, body=None, content_type=None):
+        if path.endswith('/selfsubjectaccessreviews'):
+            attributes = body['spec']['resourceAttributes']
+            return {'status': {'allowed': (attributes['verb'], attributes['resource']) != ('patch', 'services')}}
+        return super(WithoutServiceRole, self).request(method, path, query, body, content_type)
+
+
+def test_without_patch_services_nothing_is_labelled_and_the_permission_is_named():
+    kube = WithoutServiceRole([workload('StatefulSet')], [service({'app': 'web'})])
+    with pytest.raises(Exception) as raised:
+        drain_label(kube)
+    assert 'may not patch services in namespace shop; nothing was changed' in raised.value.msg
+    assert set(labels(kube).values()) == {None} and kube.services['web']['spec']['selector'] == {'app': 'web'}
+    assert 'serving' not in kube.get('StatefulSet', 'web')['spec']['template']['metadata']['labels']
+    assert drain_label(kube, check_mode=True)['drain_label']['service_selects'] is False   # check mode needs no write

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""playbooks/rollout.yml run the way AWX runs a job template, through ansible-runner, and stopped the ways an
-operator stops it.
+"""playbooks/awx_rollout.yml (the playbook of examples/awx/job-template.yml) run the way AWX runs a job template,
+through ansible-runner, and stopped the ways an operator stops it.
 
 A private data directory with project/ (the playbooks), inventory/, env/extravars and env/envvars,
 the credential as AWX's Kubernetes bearer-token credential injects it (K8S_AUTH_HOST, K8S_AUTH_API_KEY,
@@ -48,6 +48,7 @@ MARK = 'INPLACE_AWX_TEST_JOB'   # in the job's environment: its processes are fo
 BOUND = 2.0                     # seconds after the stop within which no pod's change may start
 EXIT_BOUND = 20                 # seconds within which the stopped job's modules exit
 EVENTS = []                     # every event of every job, as handed to the event handler
+PLAYBOOK = 'playbooks/awx_rollout.yml'   # the job template's playbook
 
 
 def cluster_endpoint(kubeconfig_path, workdir):
@@ -76,14 +77,15 @@ def private_data_dir(repo, workdir):
 
 
 def write_job(pdd, repo, namespace, gate, image, answers, envvars, ident):
-    """The job as AWX launches examples/awx/job-template.yml: its extra_vars (edited on launch), then every survey
-    answer - the defaults, as text, integers or choices - but the ones an operator changes (``answers``)."""
+    """The job as AWX launches examples/awx/job-template.yml: its extra_vars (the template author's: here the
+    readiness gate), then every survey answer - the defaults, as text, integers or choices - but the ones the
+    launcher gives (the target, the image, and ``answers``). Nothing else comes from the launcher."""
     with open(os.path.join(repo, 'examples', 'awx', 'job-template.yml')) as handle:
         template = yaml.safe_load(handle)
-    extravars = dict(template['extra_vars'])
-    extravars.update({'rollout_target': {'namespace': namespace, 'label_selectors': ['app=web']},
-                      'rollout_images': {'app': image}})
-    answers = dict({'rollout_batch_size': '1', 'rollout_order': 'name', 'rollout_readiness_gate': gate,
+    assert template['ask_variables_on_launch'] is False and template['playbook'] == PLAYBOOK
+    extravars = dict(template['extra_vars'], rollout_readiness_gate=gate)
+    answers = dict({'awx_target_kind': 'pods', 'awx_target_namespace': namespace, 'awx_target_selector': 'app=web',
+                    'awx_container': 'app', 'awx_image': image, 'rollout_batch_size': '1', 'rollout_order': 'name',
                     'rollout_min_ready_seconds': 0, 'rollout_wait_timeout': 120}, **answers)
     for item in template['survey_spec']['spec']:
         extravars[item['variable']] = answers.get(item['variable'], item['default'])
@@ -107,7 +109,7 @@ def run_job(pdd, ident, stop_when=None):
         return bool(verdict)
 
     runner = ansible_runner.run(
-        private_data_dir=pdd, ident=ident, playbook='playbooks/rollout.yml', quiet=True,
+        private_data_dir=pdd, ident=ident, playbook=PLAYBOOK, quiet=True,
         event_handler=lambda event: events.append(event) or EVENTS.append(event) or True, cancel_callback=cancel, suppress_env_files=True,
         settings={'pexpect_timeout': 0.25, 'job_timeout': 600})
     return runner, events
