@@ -13,8 +13,11 @@ EVENTS_ARG_SPEC <-> plugins/doc_fragments/events.py   (Kubernetes Events)
 """
 
 import copy
+import os
 
 from ansible.module_utils.basic import env_fallback
+
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import kubeconfig as kubeconfig_loader, proxy
 
 
 def _env(name):
@@ -22,7 +25,9 @@ def _env(name):
 
 
 AUTH_ARG_SPEC = {
-    'kubeconfig': {'type': 'raw', 'fallback': _env('KUBECONFIG')},
+    # no_log: AnsibleModule logs its parameters to syslog/journald before any code of ours runs; protect_secrets
+    # then narrows the masking to the kubeconfig's credentials.
+    'kubeconfig': {'type': 'raw', 'no_log': True, 'fallback': _env('KUBECONFIG')},
     'context': {'type': 'str', 'fallback': _env('CONTEXT')},
     'host': {'type': 'str', 'fallback': _env('HOST')},
     'api_key': {'type': 'str', 'no_log': True, 'fallback': _env('API_KEY')},
@@ -90,32 +95,97 @@ OWNERS_ARG_SPEC = {
 }
 
 
-# Keys whose values are credentials inside a kubeconfig given as a dict (users[].user, auth-provider config).
+# Keys whose values are credentials inside a kubeconfig (users[].user, auth-provider config).
 KUBECONFIG_SECRET_KEYS = frozenset(['token', 'password', 'client-key-data', 'access-token', 'id-token',
                                     'refresh-token', 'client-secret'])
 
 
+def _exec_secrets(plugin):
+    """What an exec plugin's ``env`` values and ``args`` may hold: every value and argument but a bare flag
+    (``--region``; of ``--token=x`` the whole and ``x``)."""
+    found = set()
+    for item in plugin.get('env') or []:
+        if isinstance(item, dict) and isinstance(item.get('value'), str):
+            found.add(item['value'])
+    for arg in plugin.get('args') or []:
+        if not isinstance(arg, str):
+            continue
+        if arg.startswith('-'):
+            if '=' in arg:
+                found.update((arg, arg.partition('=')[2]))
+        else:
+            found.add(arg)
+    return found
+
+
 def kubeconfig_secrets(value):
-    """The credential strings inside a kubeconfig dict (nested anywhere), for masking."""
+    """The credential strings inside a kubeconfig (dict, nested anywhere), for masking: the values of
+    KUBECONFIG_SECRET_KEYS, an exec plugin's env values and args, the user-info of a proxy-url."""
     found = set()
     if isinstance(value, dict):
         for key, item in value.items():
-            if key in KUBECONFIG_SECRET_KEYS and isinstance(item, str) and item:
+            if key in KUBECONFIG_SECRET_KEYS and isinstance(item, str):
                 found.add(item)
+            elif key == 'exec' and isinstance(item, dict):
+                found.update(_exec_secrets(item))
+            elif key == 'proxy-url' and isinstance(item, str):
+                found.update(proxy.credentials(item))
             else:
                 found.update(kubeconfig_secrets(item))
     elif isinstance(value, list):
         for item in value:
             found.update(kubeconfig_secrets(item))
+    return set(item for item in found if item)
+
+
+def _strings(value):
+    """Every string of ``value`` (as AnsibleModule collects a no_log option's values)."""
+    if isinstance(value, dict):
+        return set().union(*[_strings(v) for v in value.values()]) if value else set()
+    if isinstance(value, (list, tuple)):
+        return set().union(*[_strings(v) for v in value]) if value else set()
+    if isinstance(value, bool) or value is None or value == '':
+        return set()
+    return set([value if isinstance(value, str) else str(value)]) if isinstance(value, (str, int, float)) else set()
+
+
+def _other_no_log_values(spec, params, skip):
+    """The values of the no_log options of ``spec`` but ``skip`` (one level of suboptions)."""
+    found = set()
+    for name, option in spec.items():
+        if name == skip:
+            continue
+        value = params.get(name)
+        if option.get('no_log'):
+            found.update(_strings(value))
+        for sub_name, sub_option in (option.get('options') or {}).items():
+            if sub_option.get('no_log'):
+                for item in value if isinstance(value, list) else [value]:
+                    if isinstance(item, dict):
+                        found.update(_strings(item.get(sub_name)))
     return found
 
 
 def protect_secrets(module):
-    """Mask the credentials of a kubeconfig dict in everything the module returns (results, errors,
-    the -vvv invocation), as no_log masks api_key and password. ``kubeconfig`` itself cannot be
-    no_log: Ansible masks no_log values as substrings everywhere, and a dict's short leaves (``v1``,
-    cluster names) would mangle every message. Call right after AnsibleModule()."""
-    module.no_log_values.update(kubeconfig_secrets(module.params.get('kubeconfig')))
+    """What is masked of the auth options in everything the module returns (results, errors, warnings, the -vvv
+    invocation) and logs. Call right after AnsibleModule().
+
+    ``kubeconfig`` is no_log, so AnsibleModule's own log line never holds it; but Ansible masks the no_log values
+    as substrings everywhere, and the short strings of a kubeconfig dict (``v1``, cluster names) would mangle every
+    message. So only its credentials stay masked (kubeconfig_secrets), the path of an existing file is not masked,
+    and the kubeconfig text stays masked whole, with its credentials. The user-info of the proxy option is masked
+    too."""
+    kubeconfig = module.params.get('kubeconfig')
+    keep = _other_no_log_values(getattr(module, 'argument_spec', None) or {}, module.params, 'kubeconfig')
+    module.no_log_values.difference_update(_strings(kubeconfig) - keep)
+    if isinstance(kubeconfig, str) and kubeconfig and not os.path.isfile(os.path.expanduser(kubeconfig)):
+        module.no_log_values.add(kubeconfig)   # not a file: the text, or a mistake that may hold anything
+        try:
+            kubeconfig = kubeconfig_loader.parse_text(kubeconfig) if kubeconfig_loader.is_text(kubeconfig) else None
+        except kubeconfig_loader.KubeconfigError:
+            kubeconfig = None
+    module.no_log_values.update(kubeconfig_secrets(kubeconfig))
+    module.no_log_values.update(proxy.credentials(module.params.get('proxy') or ''))
     return module
 
 
