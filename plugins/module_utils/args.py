@@ -26,7 +26,7 @@ def _env(name):
 
 AUTH_ARG_SPEC = {
     # no_log: AnsibleModule logs its parameters to syslog/journald before any code of ours runs; protect_secrets
-    # then narrows the masking to the kubeconfig's credentials.
+    # then narrows the masking to the kubeconfig's credentials (NARROWED).
     'kubeconfig': {'type': 'raw', 'no_log': True, 'fallback': _env('KUBECONFIG')},
     'context': {'type': 'str', 'fallback': _env('CONTEXT')},
     'host': {'type': 'str', 'fallback': _env('HOST')},
@@ -37,7 +37,7 @@ AUTH_ARG_SPEC = {
     'ca_cert': {'type': 'path', 'aliases': ['ssl_ca_cert'], 'fallback': _env('SSL_CA_CERT')},
     'client_cert': {'type': 'path', 'aliases': ['cert_file'], 'fallback': _env('CERT_FILE')},
     'client_key': {'type': 'path', 'aliases': ['key_file'], 'no_log': False, 'fallback': _env('KEY_FILE')},
-    'proxy': {'type': 'str', 'fallback': _env('PROXY')},
+    'proxy': {'type': 'str', 'no_log': True, 'fallback': _env('PROXY')},   # user:password@ (see kubeconfig)
     'no_proxy': {'type': 'str', 'fallback': _env('NO_PROXY')},
     'proxy_headers': {'type': 'dict', 'options': {
         'proxy_basic_auth': {'type': 'str', 'no_log': True, 'fallback': _env('PROXY_HEADERS_PROXY_BASIC_AUTH')},
@@ -150,10 +150,10 @@ def _strings(value):
 
 
 def _other_no_log_values(spec, params, skip):
-    """The values of the no_log options of ``spec`` but ``skip`` (one level of suboptions)."""
+    """The values of the no_log options of ``spec`` but those named in ``skip`` (one level of suboptions)."""
     found = set()
     for name, option in spec.items():
-        if name == skip:
+        if name in skip:
             continue
         value = params.get(name)
         if option.get('no_log'):
@@ -166,18 +166,24 @@ def _other_no_log_values(spec, params, skip):
     return found
 
 
+# no_log options whose masking protect_secrets narrows to the secrets they hold.
+NARROWED = ('kubeconfig', 'proxy')
+
+
 def protect_secrets(module):
     """What is masked of the auth options in everything the module returns (results, errors, warnings, the -vvv
     invocation) and logs. Call right after AnsibleModule().
 
-    ``kubeconfig`` is no_log, so AnsibleModule's own log line never holds it; but Ansible masks the no_log values
-    as substrings everywhere, and the short strings of a kubeconfig dict (``v1``, cluster names) would mangle every
-    message. So only its credentials stay masked (kubeconfig_secrets), the path of an existing file is not masked,
-    and the kubeconfig text stays masked whole, with its credentials. The user-info of the proxy option is masked
-    too."""
-    kubeconfig = module.params.get('kubeconfig')
-    keep = _other_no_log_values(getattr(module, 'argument_spec', None) or {}, module.params, 'kubeconfig')
-    module.no_log_values.difference_update(_strings(kubeconfig) - keep)
+    ``kubeconfig`` and ``proxy`` are no_log, so AnsibleModule's own log line never holds them; but Ansible masks the
+    no_log values as substrings everywhere, and the short strings of a kubeconfig dict (``v1``, cluster names) would
+    mangle every message. So only their secrets stay masked: the credentials of a kubeconfig (kubeconfig_secrets),
+    the user-info of the proxy URL; the path of an existing kubeconfig file is not masked, a kubeconfig text (or
+    any string that is not a file) stays masked whole, with its credentials."""
+    params = module.params
+    keep = _other_no_log_values(getattr(module, 'argument_spec', None) or {}, params, NARROWED)
+    for name in NARROWED:
+        module.no_log_values.difference_update(_strings(params.get(name)) - keep)
+    kubeconfig = params.get('kubeconfig')
     if isinstance(kubeconfig, str) and kubeconfig and not os.path.isfile(os.path.expanduser(kubeconfig)):
         module.no_log_values.add(kubeconfig)   # not a file: the text, or a mistake that may hold anything
         try:
@@ -185,7 +191,7 @@ def protect_secrets(module):
         except kubeconfig_loader.KubeconfigError:
             kubeconfig = None
     module.no_log_values.update(kubeconfig_secrets(kubeconfig))
-    module.no_log_values.update(proxy.credentials(module.params.get('proxy') or ''))
+    module.no_log_values.update(proxy.credentials(params.get('proxy') or ''))
     return module
 
 
