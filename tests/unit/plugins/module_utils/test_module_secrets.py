@@ -14,16 +14,16 @@ import json
 import sys
 import tempfile
 import types
+import zipimport
 
 import pytest
 import yaml
 
-from ansible.module_utils import basic
+from ansible.module_utils import _internal as ansible_internal, basic
 from ansible.module_utils.common import warnings as ansible_warnings
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import client
-from ansible_collections.inplace.k8s.plugins.modules import inplace_image
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
 
@@ -70,8 +70,14 @@ def harness(monkeypatch, tmp_path):
     monkeypatch.setattr(client.Kube, 'connect', classmethod(lambda cls, connection, pool_size=10:
                                                             connect(connection, pool_size)))
 
+    # as in a module process of its own: warnings go to the result (not to a controller's display), and the
+    # module's start-up patch of zipimport (module_utils/startup.py) is undone afterwards
+    monkeypatch.setattr(ansible_internal, 'is_controller', False)
+    monkeypatch.setattr(zipimport, '_get_module_code', zipimport._get_module_code)
+    from ansible_collections.inplace.k8s.plugins.modules import inplace_image
+
     def run(args, capsys=None):
-        monkeypatch.setattr(ansible_warnings, '_global_warnings', {})   # as in a module process of its own
+        monkeypatch.setattr(ansible_warnings, '_global_warnings', {})
         with patch_module_args(dict(args, _ansible_inject_invocation=True)):
             with pytest.raises(SystemExit):
                 inplace_image.main()
