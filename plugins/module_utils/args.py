@@ -13,7 +13,6 @@ EVENTS_ARG_SPEC <-> plugins/doc_fragments/events.py   (Kubernetes Events)
 """
 
 import copy
-import os
 
 from ansible.module_utils.basic import env_fallback
 
@@ -177,17 +176,17 @@ def protect_secrets(module):
     ``kubeconfig`` and ``proxy`` are no_log, so AnsibleModule's own log line never holds them; but Ansible masks the
     no_log values as substrings everywhere, and the short strings of a kubeconfig dict (``v1``, cluster names) would
     mangle every message. So only their secrets stay masked: the credentials of a kubeconfig (kubeconfig_secrets),
-    the user-info of the proxy URL; the path of an existing kubeconfig file is not masked, a kubeconfig text (or
-    any string that is not a file) stays masked whole, with its credentials."""
+    the user-info of the proxy URL; a kubeconfig path is not masked (messages name it), a kubeconfig text stays
+    masked whole, with its credentials."""
     params = module.params
     keep = _other_no_log_values(getattr(module, 'argument_spec', None) or {}, params, NARROWED)
     for name in NARROWED:
         module.no_log_values.difference_update(_strings(params.get(name)) - keep)
     kubeconfig = params.get('kubeconfig')
-    if isinstance(kubeconfig, str) and kubeconfig and not os.path.isfile(os.path.expanduser(kubeconfig)):
-        module.no_log_values.add(kubeconfig)   # not a file: the text, or a mistake that may hold anything
+    if kubeconfig_loader.is_text(kubeconfig):
+        module.no_log_values.add(kubeconfig)
         try:
-            kubeconfig = kubeconfig_loader.parse_text(kubeconfig) if kubeconfig_loader.is_text(kubeconfig) else None
+            kubeconfig = kubeconfig_loader.parse_text(kubeconfig)
         except kubeconfig_loader.KubeconfigError:
             kubeconfig = None
     module.no_log_values.update(kubeconfig_secrets(kubeconfig))

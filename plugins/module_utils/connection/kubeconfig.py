@@ -72,7 +72,7 @@ def settings_from_params(params, environ=None):
     environ = os.environ if environ is None else environ
     kubeconfig, context = params.get('kubeconfig'), params.get('context')
     if kubeconfig is not None and not isinstance(kubeconfig, (dict, str)):
-        raise ConfigError('kubeconfig must be a file path, the kubeconfig text or a dict (the parsed kubeconfig), '
+        raise ConfigError('kubeconfig must be a file path or a dict (the parsed kubeconfig), or the kubeconfig text, '
                           'not %s' % type(kubeconfig).__name__)
     source = None
     if is_text(kubeconfig):

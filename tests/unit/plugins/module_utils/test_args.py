@@ -38,13 +38,9 @@ def test_credentials_of_a_kubeconfig_dict_are_masked_and_nothing_else():
     assert 'SECRET' not in shown and '/api/v1' in shown and 'https://api.example:6443' in shown
 
 
-def test_the_path_of_a_kubeconfig_file_is_not_masked_anything_else_is(tmp_path):
-    path = tmp_path / 'config'
-    path.write_text('{}')
-    assert args.protect_secrets(Module({'kubeconfig': str(path)})).no_log_values == set()
+def test_a_kubeconfig_path_is_not_masked():
+    assert args.protect_secrets(Module({'kubeconfig': '/home/me/.kube/config'})).no_log_values == set()
     assert args.protect_secrets(Module({'kubeconfig': None})).no_log_values == set()
-    # not a file: a mistake may hold anything
-    assert args.protect_secrets(Module({'kubeconfig': 'tok-SECRET'})).no_log_values == set(['tok-SECRET'])
 
 
 def test_a_value_of_another_no_log_option_stays_masked():

@@ -277,8 +277,8 @@ def test_not_a_mapping(clean_env, tmp_path):
 
 def test_a_missing_file_and_a_wrong_type_keep_their_messages(clean_env):
     assert load_error({'kubeconfig': '/nonexistent/kubeconfig'}) == 'kubeconfig /nonexistent/kubeconfig does not exist'
-    assert load_error({'kubeconfig': 5}) == ('kubeconfig must be a file path, the kubeconfig text or a dict (the parsed '
-                                             'kubeconfig), not int')
+    assert load_error({'kubeconfig': 5}) == ('kubeconfig must be a file path or a dict (the parsed kubeconfig), or the '
+                                             'kubeconfig text, not int')
 
 
 def test_nothing_configured(clean_env):

@@ -186,3 +186,10 @@ def test_validate_certs_false_is_warned_of_once_per_run(harness, capsys):
             'can read and change the traffic, credentials included; give the cluster CA (ca_cert, or '
             'certificate-authority-data in the kubeconfig) instead']
     assert len(connected) == 2
+
+
+def test_a_kubeconfig_path_is_named_in_messages(harness, capsys):
+    result, logged, _cluster, _connected = harness(image_args(kubeconfig='/nonexistent/kubeconfig'), capsys)
+    assert result['failed'] and result['msg'] == 'kubeconfig /nonexistent/kubeconfig does not exist'
+    assert result['invocation']['module_args']['kubeconfig'] == '/nonexistent/kubeconfig'
+    assert [line for line in logged if 'kubeconfig=NOT_LOGGING_PARAMETER' in line]
