@@ -231,7 +231,8 @@ class Kube:
         try:
             return response.read()
         except urllib3.exceptions.HTTPError as exc:
-            raise TransientError('the answer of the API server %s broke off: %s' % (self.host, self._transport.reason(exc)))
+            raise TransientError('the answer of the API server %s broke off: %s'
+                                 % (self.host, self._transport.reason(exc)))
         finally:
             response.release_conn()
 

@@ -9,7 +9,7 @@ builds the TLS/proxy connection pool from it).
 
 Importing the kubernetes package costs about a third of a second of every module's start-up. It is
 imported only where it is needed: users whose credentials come from an ``exec`` plugin or an
-``auth-provider`` (EKS, GKE, OIDC: the kubernetes loader runs them), and pods/exec websockets
+``auth-provider`` (EKS, GKE, OIDC: the kubernetes loader runs them, loader.py), and pods/exec websockets
 (settings.ConnectionSettings.kubernetes_configuration).
 
 Messages name a kubeconfig by its path and its entries by name, never a value: a kubeconfig holds
@@ -20,18 +20,16 @@ a message.
 import base64
 import binascii
 import os
-import shutil
-import tempfile
 
 try:
     import urllib3
 except ImportError:  # pragma: no cover - client.HAS_KUBERNETES reports it
     urllib3 = None
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection import impersonation, proxy
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import impersonation, loader, proxy
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConfigError
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.settings import (
-    ConnectionSettings, KubeconfigError, TokenFile, basic_auth, bearer, kubernetes, private_file, warn_once,
+    ConnectionSettings, KubeconfigError, TokenFile, basic_auth, bearer, private_file, warn_once,
 )
 
 DEFAULT_SOURCE = 'kubeconfig from K8S_AUTH_KUBECONFIG/KUBECONFIG/~/.kube/config'
@@ -98,7 +96,7 @@ def settings_from_params(params, environ=None):
             documents = _documents(kubeconfig, default_paths, environ)
             settings = settings_from_kubeconfig(documents, context)
             if settings is None:    # exec / auth-provider credentials: the kubernetes loader runs them
-                settings = _kubernetes_loader_settings(kubeconfig, context, params.get('persist_config'), source)
+                settings = _loader_settings(kubeconfig, context, params.get('persist_config'), source)
                 settings.impersonation = kubeconfig_impersonation(documents, context)
                 settings.proxy, settings.proxy_source = kubeconfig_proxy(documents, context)
     except (KubeconfigError, TypeError, ValueError, AttributeError, KeyError, OSError) as exc:
@@ -114,6 +112,13 @@ def settings_from_params(params, environ=None):
     if not settings.verify_ssl:
         warn_once(INSECURE % (settings.host, settings.verify_source))
     return settings
+
+
+def _loader_settings(kubeconfig, context, persist_config, source):
+    try:
+        return loader.settings(kubeconfig, context, persist_config)
+    except loader.LoaderError as exc:
+        raise cannot_load(source, exc.cause)
 
 
 def _documents(kubeconfig, default_paths, environ):
@@ -378,48 +383,4 @@ def in_cluster_settings(environ):
     settings.ssl_ca_cert = os.path.join(SERVICE_ACCOUNT_DIR, 'ca.crt')
     if not os.path.isfile(settings.ssl_ca_cert) or not os.path.getsize(settings.ssl_ca_cert):
         raise KubeconfigError('the service account CA %s is missing or empty' % settings.ssl_ca_cert)
-    return settings
-
-
-# --------------------------------------------------------------------------- the kubernetes package
-
-def _kubernetes_loader_settings(kubeconfig, context, persist_config, source):
-    """The kubernetes package's kubeconfig loader, for users whose credentials come from an exec plugin
-    or an auth-provider: it runs the plugin, refreshes expiring tokens and writes refreshed ones back
-    to the file with ``persist_config``. The files it writes of certificate and key data (in a directory of its
-    own here) are read into private files and removed before it returns."""
-    kube_config = kubernetes('config')
-    cfg = kubernetes('client').Configuration()
-    scratch = tempfile.mkdtemp(prefix='inplace-k8s-')
-    try:
-        if isinstance(kubeconfig, dict):
-            kube_config.load_kube_config_from_dict(kubeconfig, context=context, client_configuration=cfg,
-                                                   persist_config=False, temp_file_path=scratch)
-        else:
-            kube_config.load_kube_config(config_file=os.path.expanduser(kubeconfig) if kubeconfig else None,
-                                         context=context, client_configuration=cfg,
-                                         persist_config=bool(persist_config), temp_file_path=scratch)
-        settings = ConnectionSettings(cfg.host)
-        # proxy: the kubeconfig's proxy-url only (settings_from_params); the loader's Configuration reads the
-        # environment by other rules than kubectl's.
-        for attribute in ('verify_ssl', 'ssl_ca_cert', 'cert_file', 'key_file', 'tls_server_name', 'proxy_headers'):
-            value = getattr(cfg, attribute, None)
-            if isinstance(value, str) and os.path.dirname(os.path.abspath(value)) == scratch:
-                with open(value, 'rb') as stream:
-                    value = private_file(stream.read())
-            setattr(settings, attribute, value)
-    except kube_config.ConfigException as exc:
-        raise cannot_load(source, exc)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    if not settings.verify_ssl:
-        settings.verify_source = 'insecure-skip-tls-verify in the kubeconfig'
-
-    def authorization():
-        for setting in cfg.auth_settings().values():
-            if setting.get('in') == 'header' and setting.get('key') == 'authorization':
-                return setting.get('value') or None
-        return None
-    settings.authorization = authorization
-    settings.authorization_source = 'the exec plugin or auth-provider of the kubeconfig user'
     return settings

@@ -26,8 +26,8 @@ class Module(object):
 
     def __init__(self, params):
         self.params = params
-        self.no_log_values = set().union(*[args._strings(params.get(name)) for name in ('kubeconfig', 'api_key',
-                                                                                          'proxy')])
+        names = ('kubeconfig', 'api_key', 'proxy')
+        self.no_log_values = set().union(*[args._strings(params.get(name)) for name in names])
 
 
 def test_credentials_of_a_kubeconfig_dict_are_masked_and_nothing_else():
