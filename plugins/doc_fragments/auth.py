@@ -13,7 +13,7 @@ options:
   kubeconfig:
     description:
       - Path to a kubeconfig file, or the kubeconfig content as a dictionary, or as text (for example
-        C("{{ lookup('file', 'kubeconfig') }}"): a string holding a line break, or JSON).
+        C("{{ lookup('file', 'kubeconfig') }}") - a string holding a line break, or JSON).
       - Never logged; of a dictionary or text only the credentials are masked in results and messages (tokens,
         passwords, C(client-key-data), an exec plugin's C(env) values and C(args), the user-info of C(proxy-url)).
       - Without it, C(host) or C(context), the default kubeconfig (E(KUBECONFIG) or C(~/.kube/config)) is

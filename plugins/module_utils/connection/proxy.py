@@ -141,10 +141,10 @@ def _split_port(entry):
     """(host, port or None) of a NO_PROXY entry: ``host:port``, ``[v6]:port``, ``v6`` or ``host`` (a ``[v6]``
     without a port stays as it is, and matches no address, as in Go)."""
     if entry.startswith('[') and ']:' in entry:
-        host, _, port = entry[1:].partition(']:')
+        host, port = entry[1:].split(']:', 1)
         return host, port or None
     if entry.count(':') == 1:
-        host, _, port = entry.partition(':')
+        host, port = entry.split(':')
         return host, port or None
     return entry, None
 
