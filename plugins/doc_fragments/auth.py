@@ -12,7 +12,10 @@ class ModuleDocFragment:
 options:
   kubeconfig:
     description:
-      - Path to a kubeconfig file, or the kubeconfig content as a dictionary.
+      - Path to a kubeconfig file, or the kubeconfig content as a dictionary, or as text (for example
+        C("{{ lookup('file', 'kubeconfig') }}") - a string holding a line break, or JSON).
+      - Never logged; of a dictionary or text only the credentials are masked in results and messages (tokens,
+        passwords, C(client-key-data), an exec plugin's C(env) values and C(args), the user-info of C(proxy-url)).
       - Without it, C(host) or C(context), the default kubeconfig (E(KUBECONFIG) or C(~/.kube/config)) is
         used, and inside a pod the service account of the pod.
       - Can also be set with the E(K8S_AUTH_KUBECONFIG) environment variable.
@@ -40,6 +43,7 @@ options:
   validate_certs:
     description:
       - Whether to verify the API server's TLS certificate. Can also be set with E(K8S_AUTH_VERIFY_SSL).
+      - Off (here or with C(insecure-skip-tls-verify) in the kubeconfig), a run warns once.
     type: bool
     aliases: [verify_ssl]
   ca_cert:
@@ -60,10 +64,17 @@ options:
   proxy:
     description:
       - HTTP(S) or SOCKS proxy URL for the connection. Can also be set with E(K8S_AUTH_PROXY).
+      - It wins over the kubeconfig's C(proxy-url). Without either, the environment sets the proxy as for
+        C(kubectl) - E(HTTPS_PROXY) (E(HTTP_PROXY) for an http server), the upper case name before the lower
+        case one, never E(ALL_PROXY), never for localhost or a loopback address, not for a server that
+        E(NO_PROXY) lists.
+      - Never logged; its C(user:password) is masked in results and messages.
     type: str
   no_proxy:
     description:
-      - Comma-separated hosts, domains and networks reached without the proxy.
+      - Comma-separated hosts, domains and networks reached without the proxy (O(proxy) or the kubeconfig's
+        C(proxy-url)), by the rules of E(NO_PROXY) - C(example.com) matches it and its subdomains,
+        C(.example.com) its subdomains only, C(10.0.0.0/8) a network, C(host:port) that port only.
         Can also be set with E(K8S_AUTH_NO_PROXY).
     type: str
   proxy_headers:
@@ -118,7 +129,8 @@ options:
       - Its keys replace the same keys of the kubeconfig user's C(as-user-extra); the other keys of it stay.
     type: dict
 notes:
-  - Secrets (O(api_key), O(password), the proxy credentials) are never logged or returned.
+  - Secrets (O(api_key), O(password), the proxy credentials, the credentials of O(kubeconfig)) are never logged or
+    returned, and copies of client keys never outlive the process that made them (in memory on Linux).
   - A header value (an impersonation option or kubeconfig field, a token, a proxy header) holding a line break
     or another control character is refused before any request is sent, naming the option.
 requirements:

@@ -16,13 +16,17 @@ import copy
 
 from ansible.module_utils.basic import env_fallback
 
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import kubeconfig as kubeconfig_loader, proxy
+
 
 def _env(name):
     return (env_fallback, ['K8S_AUTH_%s' % name])
 
 
 AUTH_ARG_SPEC = {
-    'kubeconfig': {'type': 'raw', 'fallback': _env('KUBECONFIG')},
+    # no_log: AnsibleModule logs its parameters to syslog/journald before any code of ours runs; protect_secrets
+    # then narrows the masking to the kubeconfig's credentials (NARROWED).
+    'kubeconfig': {'type': 'raw', 'no_log': True, 'fallback': _env('KUBECONFIG')},
     'context': {'type': 'str', 'fallback': _env('CONTEXT')},
     'host': {'type': 'str', 'fallback': _env('HOST')},
     'api_key': {'type': 'str', 'no_log': True, 'fallback': _env('API_KEY')},
@@ -32,7 +36,7 @@ AUTH_ARG_SPEC = {
     'ca_cert': {'type': 'path', 'aliases': ['ssl_ca_cert'], 'fallback': _env('SSL_CA_CERT')},
     'client_cert': {'type': 'path', 'aliases': ['cert_file'], 'fallback': _env('CERT_FILE')},
     'client_key': {'type': 'path', 'aliases': ['key_file'], 'no_log': False, 'fallback': _env('KEY_FILE')},
-    'proxy': {'type': 'str', 'fallback': _env('PROXY')},
+    'proxy': {'type': 'str', 'no_log': True, 'fallback': _env('PROXY')},   # user:password@ (see kubeconfig)
     'no_proxy': {'type': 'str', 'fallback': _env('NO_PROXY')},
     'proxy_headers': {'type': 'dict', 'options': {
         'proxy_basic_auth': {'type': 'str', 'no_log': True, 'fallback': _env('PROXY_HEADERS_PROXY_BASIC_AUTH')},
@@ -90,32 +94,103 @@ OWNERS_ARG_SPEC = {
 }
 
 
-# Keys whose values are credentials inside a kubeconfig given as a dict (users[].user, auth-provider config).
+# Keys whose values are credentials inside a kubeconfig (users[].user, auth-provider config).
 KUBECONFIG_SECRET_KEYS = frozenset(['token', 'password', 'client-key-data', 'access-token', 'id-token',
                                     'refresh-token', 'client-secret'])
 
 
+def _exec_secrets(plugin):
+    """What an exec plugin's ``env`` values and ``args`` may hold: every value and argument but a bare flag
+    (``--region``; of ``--token=x`` the whole and ``x``)."""
+    found = set()
+    for item in plugin.get('env') or []:
+        if isinstance(item, dict) and isinstance(item.get('value'), str):
+            found.add(item['value'])
+    for arg in plugin.get('args') or []:
+        if not isinstance(arg, str):
+            continue
+        if arg.startswith('-'):
+            if '=' in arg:
+                found.update((arg, arg.partition('=')[2]))
+        else:
+            found.add(arg)
+    return found
+
+
 def kubeconfig_secrets(value):
-    """The credential strings inside a kubeconfig dict (nested anywhere), for masking."""
+    """The credential strings inside a kubeconfig (dict, nested anywhere), for masking: the values of
+    KUBECONFIG_SECRET_KEYS, an exec plugin's env values and args, the user-info of a proxy-url."""
     found = set()
     if isinstance(value, dict):
         for key, item in value.items():
-            if key in KUBECONFIG_SECRET_KEYS and isinstance(item, str) and item:
+            if key in KUBECONFIG_SECRET_KEYS and isinstance(item, str):
                 found.add(item)
+            elif key == 'exec' and isinstance(item, dict):
+                found.update(_exec_secrets(item))
+            elif key == 'proxy-url' and isinstance(item, str):
+                found.update(proxy.credentials(item))
             else:
                 found.update(kubeconfig_secrets(item))
     elif isinstance(value, list):
         for item in value:
             found.update(kubeconfig_secrets(item))
+    return set(item for item in found if item)
+
+
+def _strings(value):
+    """Every string of ``value`` (as AnsibleModule collects a no_log option's values)."""
+    if isinstance(value, dict):
+        return set().union(*[_strings(v) for v in value.values()]) if value else set()
+    if isinstance(value, (list, tuple)):
+        return set().union(*[_strings(v) for v in value]) if value else set()
+    if isinstance(value, bool) or value is None or value == '':
+        return set()
+    return set([value if isinstance(value, str) else str(value)]) if isinstance(value, (str, int, float)) else set()
+
+
+def _other_no_log_values(spec, params, skip):
+    """The values of the no_log options of ``spec`` but those named in ``skip`` (one level of suboptions)."""
+    found = set()
+    for name, option in spec.items():
+        if name in skip:
+            continue
+        value = params.get(name)
+        if option.get('no_log'):
+            found.update(_strings(value))
+        for sub_name, sub_option in (option.get('options') or {}).items():
+            if sub_option.get('no_log'):
+                for item in value if isinstance(value, list) else [value]:
+                    if isinstance(item, dict):
+                        found.update(_strings(item.get(sub_name)))
     return found
 
 
+# no_log options whose masking protect_secrets narrows to the secrets they hold.
+NARROWED = ('kubeconfig', 'proxy')
+
+
 def protect_secrets(module):
-    """Mask the credentials of a kubeconfig dict in everything the module returns (results, errors,
-    the -vvv invocation), as no_log masks api_key and password. ``kubeconfig`` itself cannot be
-    no_log: Ansible masks no_log values as substrings everywhere, and a dict's short leaves (``v1``,
-    cluster names) would mangle every message. Call right after AnsibleModule()."""
-    module.no_log_values.update(kubeconfig_secrets(module.params.get('kubeconfig')))
+    """What is masked of the auth options in everything the module returns (results, errors, warnings, the -vvv
+    invocation) and logs. Call right after AnsibleModule().
+
+    ``kubeconfig`` and ``proxy`` are no_log, so AnsibleModule's own log line never holds them; but Ansible masks the
+    no_log values as substrings everywhere, and the short strings of a kubeconfig dict (``v1``, cluster names) would
+    mangle every message. So only their secrets stay masked: the credentials of a kubeconfig (kubeconfig_secrets),
+    the user-info of the proxy URL; a kubeconfig path is not masked (messages name it), a kubeconfig text stays
+    masked whole, with its credentials."""
+    params = module.params
+    keep = _other_no_log_values(getattr(module, 'argument_spec', None) or {}, params, NARROWED)
+    for name in NARROWED:
+        module.no_log_values.difference_update(_strings(params.get(name)) - keep)
+    kubeconfig = params.get('kubeconfig')
+    if kubeconfig_loader.is_text(kubeconfig):
+        module.no_log_values.add(kubeconfig)
+        try:
+            kubeconfig = kubeconfig_loader.parse_text(kubeconfig)
+        except kubeconfig_loader.KubeconfigError:
+            kubeconfig = None
+    module.no_log_values.update(kubeconfig_secrets(kubeconfig))
+    module.no_log_values.update(proxy.credentials(params.get('proxy') or ''))
     return module
 
 

@@ -8,11 +8,15 @@
 The child leaves the module's process group and session (``setsid``): the SIGKILL that ansible-runner sends to
 the whole process group of a canceled job (AWX's cancel) does not reach it. It lets go of the module's stdin,
 stdout and stderr, so Ansible never waits for it, takes the default action of SIGTERM, SIGINT and SIGHUP again
-(the module's cancel watch may have caught them), and never returns into the module's code.
+(the module's cancel watch may have caught them), and never returns into the module's code. It ends with os._exit,
+which runs no atexit handler: it removes the copies of client keys on disk it made itself (settings.private_file,
+where there is no file in memory) before.
 """
 
 import os
 import signal
+
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import settings
 
 
 def fork(body, child_closes=(), parent_closes=()):
@@ -41,6 +45,10 @@ def fork(body, child_closes=(), parent_closes=()):
             os.write(ready_write, b'.')
             os.close(ready_write)
             body()
+        except BaseException:   # pylint: disable=broad-except
+            code = 1
+        try:
+            settings.remove_private_files()   # os._exit runs no atexit handler: key copies on disk go here
         except BaseException:   # pylint: disable=broad-except
             code = 1
         os._exit(code)   # never back into the module (no atexit, no exit_json of a copy)

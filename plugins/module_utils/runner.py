@@ -15,6 +15,7 @@ from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.inplace.k8s.plugins.module_utils.args import protect_secrets
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import settings as connection_settings
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     InplaceError, NoMatchError, OperationFailed, ValidationError,
@@ -36,6 +37,7 @@ def execute(module, work):
     (pods.guardian: it puts drained pods back if this process is killed mid-change), then every module starts
     its cancel watch (pods.cancel): once its playbook is cancelled it starts no pod and fails naming them."""
     protect_secrets(module)
+    connection_settings.start_warnings()
     if not HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
     params = module.params
@@ -45,6 +47,7 @@ def execute(module, work):
     try:
         result = work()
     except InplaceError as exc:
+        warn_connection(module)
         if watch.cancelled():
             exc.details.pop('cancelled', None)
             module.fail_json(msg='%s; %s' % (watch.message(), exc.msg), cancelled=True, **exc.details)
@@ -52,12 +55,19 @@ def execute(module, work):
     finally:
         cancel.stop()
         guardian.stop()
+    warn_connection(module)
     for warning in result.pop('warnings', None) or []:
         module.warn(warning)
     if watch.cancelled():
         result.pop('msg', None)
         module.fail_json(msg=watch.message(), cancelled=True, **result)
     module.exit_json(**result)
+
+
+def warn_connection(module):
+    """The connection's warnings (settings.warn_once: TLS verification off), once each, as module warnings."""
+    for warning in connection_settings.take_warnings():
+        module.warn(warning)
 
 
 def check_options(task):

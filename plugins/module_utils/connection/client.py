@@ -213,12 +213,12 @@ class Kube:
         except urllib3.exceptions.SSLError as exc:
             raise ConfigError('TLS verification of the API server %s failed: %s; give the CA of the cluster '
                               '(ca_cert, or certificate-authority in the kubeconfig), or validate_certs=false '
-                              'to skip the verification (insecure)' % (self.host, exc))
+                              'to skip the verification (insecure)' % (self.host, self._transport.reason(exc)))
         except urllib3.exceptions.HTTPError as exc:
             if not self.reached:
                 # Never answered: a wrong host, port or proxy fails at once instead of after the retries.
-                raise transport.unreachable(self.host, exc)
-            raise TransientError('cannot reach the API server %s: %s' % (self.host, exc))
+                raise transport.unreachable(self.host, self._transport.reason(exc))
+            raise TransientError('cannot reach the API server %s: %s' % (self.host, self._transport.reason(exc)))
         self.reached = True
         if response.status >= 400:
             body_text = self._body(response).decode('utf-8', 'replace')
@@ -231,7 +231,8 @@ class Kube:
         try:
             return response.read()
         except urllib3.exceptions.HTTPError as exc:
-            raise TransientError('the answer of the API server %s broke off: %s' % (self.host, exc))
+            raise TransientError('the answer of the API server %s broke off: %s'
+                                 % (self.host, self._transport.reason(exc)))
         finally:
             response.release_conn()
 

@@ -9,70 +9,84 @@ builds the TLS/proxy connection pool from it).
 
 Importing the kubernetes package costs about a third of a second of every module's start-up. It is
 imported only where it is needed: users whose credentials come from an ``exec`` plugin or an
-``auth-provider`` (EKS, GKE, OIDC: the kubernetes loader runs them), and pods/exec websockets
+``auth-provider`` (EKS, GKE, OIDC: the kubernetes loader runs them, loader.py), and pods/exec websockets
 (settings.ConnectionSettings.kubernetes_configuration).
 
 Messages name a kubeconfig by its path and its entries by name, never a value: a kubeconfig holds
-tokens and keys.
+tokens and keys. A kubeconfig given as text (``lookup('file', ...)``) is read as a dict; its text never appears in
+a message.
 """
 
 import base64
 import binascii
 import os
 
-from urllib.parse import urlsplit
-
 try:
     import urllib3
 except ImportError:  # pragma: no cover - client.HAS_KUBERNETES reports it
     urllib3 = None
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection import impersonation
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import impersonation, loader, proxy
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConfigError
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.settings import (
-    ConnectionSettings, KubeconfigError, TokenFile, basic_auth, bearer, kubernetes, private_file,
+    ConnectionSettings, KubeconfigError, TokenFile, basic_auth, bearer, private_file, warn_once,
 )
 
 DEFAULT_SOURCE = 'kubeconfig from K8S_AUTH_KUBECONFIG/KUBECONFIG/~/.kube/config'
 IN_CLUSTER_SOURCE = 'the in-cluster service account'
+TEXT_SOURCE = 'the kubeconfig text'
+DICT_SOURCE = 'the kubeconfig dict'
+INSECURE = ('TLS verification of the API server %s is off (%s): anyone on the path can read and change the '
+            'traffic, credentials included; give the cluster CA (ca_cert, or certificate-authority-data in the '
+            'kubeconfig) instead')
 SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount'
 SECTIONS = (('clusters', 'cluster'), ('contexts', 'context'), ('users', 'user'))
 
 
-def _environment_proxy(host, environ):
-    """The proxy the environment sets for ``host``'s scheme (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY; lower
-    case first), and NO_PROXY, as kubectl reads them."""
-    def variable(name):
-        return environ.get(name) or environ.get(name.upper()) or None
-    scheme = urlsplit(host or '').scheme.lower() or 'https'
-    return variable('%s_proxy' % scheme) or variable('all_proxy'), variable('no_proxy')
-
-
 # --------------------------------------------------------------------------- from the auth options
+
+def is_text(kubeconfig):
+    """Is the kubeconfig option the kubeconfig itself, as text (``lookup('file', ...)``): a string holding a line
+    break or starting with ``{`` (JSON), where a path holds neither?"""
+    return isinstance(kubeconfig, str) and ('\n' in kubeconfig or kubeconfig.lstrip().startswith('{'))
+
+
+def parse_text(text):
+    """The kubeconfig text as a dict; KubeconfigError naming the place of a syntax error, never the text."""
+    document = _load_yaml(text, TEXT_SOURCE)
+    if not isinstance(document, dict):
+        raise KubeconfigError('%s must be a mapping, not %s' % (TEXT_SOURCE, type(document).__name__))
+    return document
+
 
 def settings_from_params(params, environ=None):
     """ConnectionSettings from the auth options (see args.AUTH_ARG_SPEC).
 
-    Order: an explicit kubeconfig (path or dict) or context; else, without ``host``, the default
+    Order: an explicit kubeconfig (path, text or dict) or context; else, without ``host``, the default
     kubeconfig (KUBECONFIG, several files merged, or ~/.kube/config), else the in-cluster service
-    account; then explicit options override, and the environment's proxy applies if none is set.
+    account; then explicit options override, and the environment's proxy applies if none is set (proxy.py).
+    Warns once when TLS verification is off.
     """
     environ = os.environ if environ is None else environ
     kubeconfig, context = params.get('kubeconfig'), params.get('context')
     if kubeconfig is not None and not isinstance(kubeconfig, (dict, str)):
-        raise ConfigError('kubeconfig must be a file path or a dict (the parsed kubeconfig), not %s'
-                          % type(kubeconfig).__name__)
-    if kubeconfig and not isinstance(kubeconfig, dict) and not os.path.exists(os.path.expanduser(kubeconfig)):
+        raise ConfigError('kubeconfig must be a file path or a dict (the parsed kubeconfig), or the kubeconfig text, '
+                          'not %s' % type(kubeconfig).__name__)
+    source = None
+    if is_text(kubeconfig):
+        try:
+            kubeconfig, source = parse_text(kubeconfig), TEXT_SOURCE
+        except KubeconfigError as exc:
+            raise cannot_load(TEXT_SOURCE, exc)
+    elif kubeconfig and not isinstance(kubeconfig, dict) and not os.path.exists(os.path.expanduser(kubeconfig)):
         raise ConfigError('kubeconfig %s does not exist' % kubeconfig)
     default_paths = default_kubeconfig_paths(environ)
     if isinstance(kubeconfig, dict):
-        source = 'the kubeconfig dict'
+        source = source or DICT_SOURCE
     elif kubeconfig or context or (not params.get('host') and default_paths):
         source = 'kubeconfig %s' % kubeconfig if kubeconfig else DEFAULT_SOURCE
     elif not params.get('host') and in_cluster(environ):
         source = IN_CLUSTER_SOURCE
-    else:
-        source = None
     try:
         if source is None:
             settings = ConnectionSettings()
@@ -82,18 +96,29 @@ def settings_from_params(params, environ=None):
             documents = _documents(kubeconfig, default_paths, environ)
             settings = settings_from_kubeconfig(documents, context)
             if settings is None:    # exec / auth-provider credentials: the kubernetes loader runs them
-                settings = _kubernetes_loader_settings(kubeconfig, context, params.get('persist_config'), source)
+                settings = _loader_settings(kubeconfig, context, params.get('persist_config'), source)
                 settings.impersonation = kubeconfig_impersonation(documents, context)
+                settings.proxy, settings.proxy_source = kubeconfig_proxy(documents, context)
     except (KubeconfigError, TypeError, ValueError, AttributeError, KeyError, OSError) as exc:
         raise cannot_load(source, exc)
     apply_explicit_options(settings, params)
     settings.impersonation = impersonation.merged(impersonation.from_options(params), settings.impersonation)
-    proxy, no_proxy = _environment_proxy(settings.host, environ)
-    settings.proxy = settings.proxy or proxy
-    settings.no_proxy = settings.no_proxy or no_proxy
     if not settings.host:
         raise ConfigError('no Kubernetes API server: set kubeconfig, host or K8S_AUTH_* variables')
+    if not settings.proxy:
+        settings.proxy, settings.proxy_source = proxy.from_environment(settings.host, environ)
+    if settings.proxy:
+        proxy.check(settings.proxy, settings.proxy_source)
+    if not settings.verify_ssl:
+        warn_once(INSECURE % (settings.host, settings.verify_source))
     return settings
+
+
+def _loader_settings(kubeconfig, context, persist_config, source):
+    try:
+        return loader.settings(kubeconfig, context, persist_config)
+    except loader.LoaderError as exc:
+        raise cannot_load(source, exc.cause)
 
 
 def _documents(kubeconfig, default_paths, environ):
@@ -124,16 +149,17 @@ def apply_explicit_options(settings, params):
         header = basic_auth(params['username'], params['password'])
         settings.authorization, settings.authorization_source = (lambda: header), 'username/password'
     if params.get('validate_certs') is not None:
-        settings.verify_ssl = params['validate_certs']
+        settings.verify_ssl, settings.verify_source = params['validate_certs'], 'validate_certs=false'
     proxy_headers = {k: v for k, v in (params.get('proxy_headers') or {}).items() if v}
     if proxy_headers:
         settings.proxy_headers = urllib3.util.make_headers(**proxy_headers)
     if params.get('ca_cert'):
         settings.ssl_ca_cert, settings.ca_cert_data = params['ca_cert'], None
-    for option, attribute in (('client_cert', 'cert_file'), ('client_key', 'key_file'), ('proxy', 'proxy'),
-                              ('no_proxy', 'no_proxy')):
+    for option, attribute in (('client_cert', 'cert_file'), ('client_key', 'key_file'), ('no_proxy', 'no_proxy')):
         if params.get(option):
             setattr(settings, attribute, params[option])
+    if params.get('proxy'):
+        settings.proxy, settings.proxy_source = params['proxy'], 'proxy'
 
 
 # --------------------------------------------------------------------------- kubeconfig files
@@ -151,16 +177,20 @@ def default_kubeconfig_paths(environ=None):
 
 def read_kubeconfig(path):
     """The parsed YAML of a kubeconfig file; KubeconfigError naming the place of a syntax error, not its text."""
+    with open(path, 'rb') as stream:
+        return _load_yaml(stream, path)
+
+
+def _load_yaml(stream, label):
     import yaml
     loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
-    with open(path, 'rb') as stream:
-        try:
-            return yaml.load(stream, Loader=loader)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, 'problem_mark', None)
-            where = ' (line %d, column %d)' % (mark.line + 1, mark.column + 1) if mark else ''
-            problem = getattr(exc, 'problem', None) or type(exc).__name__
-            raise KubeconfigError('%s is not valid YAML: %s%s' % (path, problem, where))
+    try:
+        return yaml.load(stream, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, 'problem_mark', None)
+        where = ' (line %d, column %d)' % (mark.line + 1, mark.column + 1) if mark else ''
+        problem = getattr(exc, 'problem', None) or type(exc).__name__
+        raise KubeconfigError('%s is not valid YAML: %s%s' % (label, problem, where))
 
 
 def _entries(document, section, kind, label):
@@ -236,12 +266,28 @@ def settings_from_kubeconfig(documents, context=None):
     return settings
 
 
+def _selected(documents, context):
+    """(user, user name, cluster, cluster name) of ``context`` (checked by settings_from_kubeconfig)."""
+    current, merged = merge_kubeconfigs(documents)
+    selected = merged['contexts'][context or current][0]
+    user_name, cluster_name = selected.get('user'), selected.get('cluster')
+    return (merged['users'][user_name][0] if user_name else {}, user_name,
+            merged['clusters'][cluster_name][0], cluster_name)
+
+
 def kubeconfig_impersonation(documents, context=None):
     """Whom the user of ``context`` (checked by settings_from_kubeconfig) asks to act as (``as``, ``as-uid``,
     ``as-groups``, ``as-user-extra``): for users whose credentials the kubernetes loader makes, which ignores them."""
-    current, merged = merge_kubeconfigs(documents)
-    user_name = merged['contexts'][context or current][0].get('user')
-    return impersonation.from_kubeconfig_user(merged['users'][user_name][0] if user_name else {}, user_name)
+    user, user_name, _cluster, _name = _selected(documents, context)
+    return impersonation.from_kubeconfig_user(user, user_name)
+
+
+def kubeconfig_proxy(documents, context=None):
+    """(proxy-url, its field for messages) of the cluster of ``context``, or (None, None): for users whose
+    credentials the kubernetes loader makes, whose configuration takes the environment's proxy by other rules."""
+    _user, _user_name, cluster, name = _selected(documents, context)
+    url = _string(cluster, 'proxy-url', 'cluster', name)
+    return (url, 'proxy-url of cluster %s' % name) if url else (None, None)
 
 
 def _string(entry, key, kind, name):
@@ -288,8 +334,10 @@ def _load_cluster(settings, cluster, name, base):
         if not isinstance(insecure, bool):
             raise KubeconfigError('insecure-skip-tls-verify of cluster %s must be true or false' % name)
         settings.verify_ssl = not insecure
+        settings.verify_source = 'insecure-skip-tls-verify of cluster %s' % name
     settings.tls_server_name = _string(cluster, 'tls-server-name', 'cluster', name)
     settings.proxy = _string(cluster, 'proxy-url', 'cluster', name)
+    settings.proxy_source = 'proxy-url of cluster %s' % name if settings.proxy else None
 
 
 def _load_user(settings, user, name, base):
@@ -335,37 +383,4 @@ def in_cluster_settings(environ):
     settings.ssl_ca_cert = os.path.join(SERVICE_ACCOUNT_DIR, 'ca.crt')
     if not os.path.isfile(settings.ssl_ca_cert) or not os.path.getsize(settings.ssl_ca_cert):
         raise KubeconfigError('the service account CA %s is missing or empty' % settings.ssl_ca_cert)
-    return settings
-
-
-# --------------------------------------------------------------------------- the kubernetes package
-
-def _kubernetes_loader_settings(kubeconfig, context, persist_config, source):
-    """The kubernetes package's kubeconfig loader, for users whose credentials come from an exec plugin
-    or an auth-provider: it runs the plugin, refreshes expiring tokens and writes refreshed ones back
-    to the file with ``persist_config``."""
-    kube_config = kubernetes('config')
-    cfg = kubernetes('client').Configuration()
-    try:
-        if isinstance(kubeconfig, dict):
-            kube_config.load_kube_config_from_dict(kubeconfig, context=context, client_configuration=cfg,
-                                                   persist_config=False)
-        else:
-            kube_config.load_kube_config(config_file=os.path.expanduser(kubeconfig) if kubeconfig else None,
-                                         context=context, client_configuration=cfg,
-                                         persist_config=bool(persist_config))
-    except kube_config.ConfigException as exc:
-        raise cannot_load(source, exc)
-    settings = ConnectionSettings(cfg.host)
-    for attribute in ('verify_ssl', 'ssl_ca_cert', 'cert_file', 'key_file', 'tls_server_name', 'proxy',
-                      'no_proxy', 'proxy_headers'):
-        setattr(settings, attribute, getattr(cfg, attribute, None))
-
-    def authorization():
-        for setting in cfg.auth_settings().values():
-            if setting.get('in') == 'header' and setting.get('key') == 'authorization':
-                return setting.get('value') or None
-        return None
-    settings.authorization = authorization
-    settings.authorization_source = 'the exec plugin or auth-provider of the kubeconfig user'
     return settings

@@ -4,8 +4,9 @@
 
 """What a client needs to reach the API server (ConnectionSettings) and the credentials it holds: the bearer token
 of a file read again as it rotates (TokenFile), the client certificate and key of a kubeconfig's data fields in
-files of this user only (private_file: the ssl module reads them from files). kubeconfig.py fills the settings from
-the auth options, transport.py builds the urllib3 pool from them.
+files in memory that end with the process (private_file: the ssl module reads them from files only), and the
+warnings of the connection (warn_once: TLS verification off). kubeconfig.py fills the settings from the auth
+options, transport.py builds the urllib3 pool from them.
 
 Messages name files and fields, never a value: the settings hold tokens and keys.
 """
@@ -32,27 +33,102 @@ class KubeconfigError(ValueError):
 
 # --------------------------------------------------------------------------- private files
 
-_private_files = []
+MEMORY_FILE = '/proc/self/fd/%d'
+_private_files = []   # (pid of the process that made it, path or None, descriptor or None)
+_exit_hook = []       # [True] once remove_private_files is registered with atexit
 
 
-def _remove_private_files():
-    while _private_files:
+def _memory_file(data):
+    """A descriptor of an anonymous file in memory (Linux memfd) holding ``data``, readable by path as
+    MEMORY_FILE; None where there is none (another system, no /proc)."""
+    if not hasattr(os, 'memfd_create'):
+        return None
+    try:
+        fd = os.memfd_create('inplace-k8s', os.MFD_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        os.fchmod(fd, 0o600)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if os.path.exists(MEMORY_FILE % fd):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def remove_private_files():
+    """Remove the files of private_file that this process made, and those of a process that is gone (a module
+    killed before its exit): a detached child (detach.py) calls it before it ends with os._exit, which runs
+    no atexit handler. The in-memory ones go with their process."""
+    me = os.getpid()
+    for entry in list(_private_files):
+        pid, path, _fd = entry
+        if path is None or (pid != me and _alive(pid)):
+            continue
+        _private_files.remove(entry)
         try:
-            os.remove(_private_files.pop())
+            os.remove(path)
         except OSError:
             pass
 
 
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def private_file(data):
-    """A new file readable by this user only (0600) holding ``data`` (bytes), removed at exit: the
-    ssl module reads client certificates and keys from files only."""
-    if not _private_files:
-        atexit.register(_remove_private_files)
+    """A path the ssl module can read ``data`` (bytes: a client certificate or key, a CA) from; it reads them from
+    files only. On Linux an anonymous file in memory, open as long as this process (and a child it forks) lives:
+    nothing on disk, nothing left after a kill. Elsewhere a file readable by this user only (0600), removed at
+    the exit of the process that made it (remove_private_files)."""
+    fd = _memory_file(data)
+    if fd is not None:
+        _private_files.append((os.getpid(), None, fd))
+        return MEMORY_FILE % fd
+    if not _exit_hook:
+        atexit.register(remove_private_files)
+        _exit_hook.append(True)
     handle, path = tempfile.mkstemp(prefix='inplace-k8s-')
-    _private_files.append(path)
+    _private_files.append((os.getpid(), path, None))
     with os.fdopen(handle, 'wb') as stream:
         stream.write(data)
     return path
+
+
+# --------------------------------------------------------------------------- warnings of the connection
+
+_warned = set()
+_pending = []
+
+
+def start_warnings():
+    """A new run (runner.execute): what earlier runs of this process said is forgotten."""
+    _warned.clear()
+    del _pending[:]
+
+
+def warn_once(message):
+    """Say ``message`` once in this run: runner.execute hands it to module.warn (take_warnings)."""
+    if message not in _warned:
+        _warned.add(message)
+        _pending.append(message)
+
+
+def take_warnings():
+    """The warnings said since the last call."""
+    taken = list(_pending)
+    del _pending[:]
+    return taken
 
 
 # --------------------------------------------------------------------------- credentials
@@ -132,12 +208,14 @@ class ConnectionSettings:
     def __init__(self, host=None):
         self.host = host
         self.verify_ssl = True
+        self.verify_source = None     # what turned verification off, for the warning
         self.ssl_ca_cert = None       # a CA file ...
         self.ca_cert_data = None      # ... or PEM text (a kubeconfig's certificate-authority-data)
         self.cert_file = None
         self.key_file = None
         self.tls_server_name = None
         self.proxy = None
+        self.proxy_source = None      # the option, kubeconfig field or variable that set the proxy, for messages
         self.no_proxy = None
         self.proxy_headers = None
         self.authorization = None

@@ -9,12 +9,11 @@ file or as PEM data, the client certificate and key, tls-server-name, or no veri
 worker threads of a rollout: at most ``maxsize`` connections are open and a request waits for a free one
 (``block=True``), so no connection is opened for one request and thrown away. Without a proxy the client talks to
 urllib3's HTTP(S)ConnectionPool of the API server directly (a PoolManager would parse every URL and look its pool
-up by key on each request); through a proxy (the cluster's proxy-url, the proxy option, HTTPS_PROXY unless
-NO_PROXY matches) it goes through urllib3's ProxyManager (or SOCKSProxyManager). This module decides the TLS and
-proxy arguments: the one place where they are read.
+up by key on each request); through a proxy (the cluster's proxy-url, the proxy option unless no_proxy lists the
+server, HTTPS_PROXY by kubectl's rules: proxy.py) it goes through urllib3's ProxyManager (or SOCKSProxyManager).
+This module decides the TLS and proxy arguments: the one place where they are read.
 """
 
-import ipaddress
 import warnings
 
 from urllib.parse import urlsplit
@@ -28,9 +27,9 @@ except ImportError:  # pragma: no cover - client.HAS_KUBERNETES reports it
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import proxy
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConfigError
 
-SOCKS_SCHEMES = frozenset(['socks4', 'socks4a', 'socks5', 'socks5h'])
 SCHEMES = ('https', 'http')
 
 
@@ -46,46 +45,17 @@ def tls_arguments(settings):
     return args
 
 
-def bypasses_proxy(url, no_proxy):
-    """``url``'s host matches an entry of the comma-separated ``no_proxy``: ``*``, a host name or a domain
-    (``example.com`` and ``.example.com`` match its subdomains too), an IP address or network
-    (``10.0.0.0/8``), optionally with ``:port``."""
-    parts = urlsplit(url or '')
-    host = (parts.hostname or '').lower()
-    if not host:
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        address = None
-    with_port = '%s:%s' % (host, parts.port) if parts.port else None
-    for entry in (e.strip().lower() for e in (no_proxy or '').split(',')):
-        if entry == '*':
-            return True
-        if not entry:
-            continue
-        if address is not None:
-            try:
-                if address in ipaddress.ip_network(entry, strict=False):
-                    return True
-            except ValueError:
-                pass
-        entry = entry.lstrip('.')
-        for name in (host, with_port):
-            if name and (name == entry or name.endswith('.' + entry)):
-                return True
-    return False
-
-
 def proxy_manager(settings, args):
     """urllib3's manager of ``settings.proxy`` (a SOCKS proxy needs PySocks)."""
-    if urlsplit(settings.proxy).scheme.lower() in SOCKS_SCHEMES:
+    url = proxy.check(settings.proxy, settings.proxy_source or 'proxy')
+    if urlsplit(url).scheme.lower() in proxy.SOCKS_SCHEMES:
         try:
             from urllib3.contrib.socks import SOCKSProxyManager
         except ImportError:
-            raise ConfigError('proxy %s: %s' % (settings.proxy, missing_required_lib('PySocks')))
-        return SOCKSProxyManager(settings.proxy, **args)
-    return urllib3.ProxyManager(settings.proxy, proxy_headers=settings.proxy_headers, **args)
+            raise ConfigError('%s %s: %s' % (settings.proxy_source or 'proxy', proxy.redact(url),
+                                             missing_required_lib('PySocks')))
+        return SOCKSProxyManager(url, **args)
+    return urllib3.ProxyManager(url, proxy_headers=settings.proxy_headers, **args)
 
 
 def unreachable(host, exc):
@@ -102,9 +72,11 @@ class Transport:
     def __init__(self, settings, maxsize):
         self.host = settings.host.rstrip('/')
         args = dict(tls_arguments(settings), maxsize=maxsize, block=True)   # block: wait for a free connection
-        if not settings.verify_ssl:   # asked for (validate_certs=false, insecure-skip-tls-verify): not warned of
-            warnings.filterwarnings('ignore', category=urllib3.exceptions.InsecureRequestWarning)
-        self.proxied = bool(settings.proxy) and not bypasses_proxy(self.host, settings.no_proxy)
+        if not settings.verify_ssl:   # asked for (validate_certs=false, insecure-skip-tls-verify): warned of once
+            warnings.filterwarnings('ignore', category=urllib3.exceptions.InsecureRequestWarning)  # (kubeconfig.py)
+        self.proxied = bool(settings.proxy) and not proxy.bypasses(self.host, settings.no_proxy)
+        self.proxy = settings.proxy if self.proxied else None
+        self.proxy_source = settings.proxy_source
         if self.proxied:
             self.pool, self.prefix = proxy_manager(settings, args), self.host   # a proxy takes whole URLs
             return
@@ -119,6 +91,13 @@ class Transport:
         except (LocationValueError, ValueError) as exc:
             raise unreachable(self.host, exc)
         self.prefix = parts.path.rstrip('/')   # the path of a server behind a gateway (/k8s/clusters/c1)
+
+    def reason(self, exc):
+        """What went wrong in ``exc`` (an error of send), naming the proxy in use without its credentials."""
+        text = proxy.scrub(exc, self.proxy)
+        if self.proxy:
+            text += ' (through the proxy %s, from %s)' % (proxy.redact(self.proxy), self.proxy_source or 'proxy')
+        return text
 
     def send(self, method, target, body=None, headers=None, timeout=(10, 60)):
         """Send one request (``target``: path?query on the server; ``headers``: urllib3.HTTPHeaderDict, a name

@@ -19,9 +19,15 @@ KUBECONFIG = {
 
 
 class Module(object):
+    """What protect_secrets reads of an AnsibleModule, after AnsibleModule collected the values of the no_log
+    options (every string of the kubeconfig among them)."""
+
+    argument_spec = args.AUTH_ARG_SPEC
+
     def __init__(self, params):
         self.params = params
-        self.no_log_values = set()
+        names = ('kubeconfig', 'api_key', 'proxy')
+        self.no_log_values = set().union(*[args._strings(params.get(name)) for name in names])
 
 
 def test_credentials_of_a_kubeconfig_dict_are_masked_and_nothing_else():
@@ -37,5 +43,23 @@ def test_a_kubeconfig_path_is_not_masked():
     assert args.protect_secrets(Module({'kubeconfig': None})).no_log_values == set()
 
 
+def test_a_value_of_another_no_log_option_stays_masked():
+    module = args.protect_secrets(Module({'kubeconfig': {'clusters': [{'name': 'same'}]}, 'api_key': 'same'}))
+    assert module.no_log_values == set(['same'])
+
+
 def test_credential_options_are_no_log():
     assert args.AUTH_ARG_SPEC['api_key']['no_log'] and args.AUTH_ARG_SPEC['password']['no_log']
+
+
+def test_the_proxy_option_is_masked_down_to_its_credentials():
+    assert args.protect_secrets(Module({'proxy': 'http://user:p%40ss@proxy.example:3128'})).no_log_values == set(
+        ['user:p%40ss', 'p%40ss', 'p@ss'])
+    assert args.protect_secrets(Module({'proxy': 'http://proxy.example:3128'})).no_log_values == set()
+
+
+def test_a_kubeconfig_text_is_masked_whole_and_so_are_its_credentials():
+    text = ('users:\n- name: u\n  user:\n    token: tok-SECRET-1\n'
+            '    exec: {args: [--region, eu, --key=k-SECRET], env: [{name: A, value: e-SECRET}]}\n')
+    assert args.protect_secrets(Module({'kubeconfig': text})).no_log_values == set(
+        [text, 'tok-SECRET-1', 'eu', '--key=k-SECRET', 'k-SECRET', 'e-SECRET'])

@@ -13,13 +13,14 @@ import os
 import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
 import urllib3
 import yaml
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection import client, kubeconfig, transport
+from ansible_collections.inplace.k8s.plugins.module_utils.connection import client, kubeconfig
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import settings as connection_settings
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConfigError
 
@@ -97,16 +98,15 @@ def test_kubeconfig_shapes(clean_env, cluster, user, expected, header):
     assert client.auth_headers(settings).get('authorization') == header
 
 
-def test_client_certificate_data_goes_to_private_files(clean_env):
+def test_client_certificate_data_goes_to_private_files_in_memory(clean_env, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))
     settings = load({'kubeconfig': config({'certificate-authority-data': b64(CA)},
                                           {'client-certificate-data': b64(CERT), 'client-key-data': b64(KEY)})})
     for path, content in ((settings.cert_file, CERT), (settings.key_file, KEY)):
-        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+        assert path.startswith('/proc/self/fd/') and stat.S_IMODE(os.stat(path).st_mode) == 0o600
         with open(path, 'rb') as stream:
             assert stream.read() == content
-    assert settings.cert_file in connection_settings._private_files
-    connection_settings._remove_private_files()
-    assert not os.path.exists(settings.cert_file) and not os.path.exists(settings.key_file)
+    assert os.listdir(str(tmp_path)) == []   # nothing on disk
 
 
 def test_file_references_are_relative_to_the_kubeconfig(clean_env, tmp_path):
@@ -277,7 +277,8 @@ def test_not_a_mapping(clean_env, tmp_path):
 
 def test_a_missing_file_and_a_wrong_type_keep_their_messages(clean_env):
     assert load_error({'kubeconfig': '/nonexistent/kubeconfig'}) == 'kubeconfig /nonexistent/kubeconfig does not exist'
-    assert load_error({'kubeconfig': 5}) == 'kubeconfig must be a file path or a dict (the parsed kubeconfig), not int'
+    assert load_error({'kubeconfig': 5}) == ('kubeconfig must be a file path or a dict (the parsed kubeconfig), or the '
+                                             'kubeconfig text, not int')
 
 
 def test_nothing_configured(clean_env):
@@ -361,29 +362,13 @@ def test_environment_proxy(monkeypatch, clean_env):
     monkeypatch.setenv('HTTPS_PROXY', 'http://env-proxy:3128')
     monkeypatch.setenv('NO_PROXY', '.internal')
     settings = load({'host': 'https://api.example'})
-    assert (settings.proxy, settings.no_proxy) == ('http://env-proxy:3128', '.internal')
+    assert (settings.proxy, settings.proxy_source, settings.no_proxy) == ('http://env-proxy:3128', 'HTTPS_PROXY', None)
+    assert load({'host': 'https://api.internal'}).proxy is None
     assert load({'host': 'https://api.example', 'proxy': 'http://given:1'}).proxy == 'http://given:1'
     assert load({'kubeconfig': config({'proxy-url': 'http://kube:1'})}).proxy == 'http://kube:1'
 
 
-# --------------------------------------------------------------------------- the pool
-
-@pytest.mark.parametrize('host, no_proxy, bypass', [
-    ('https://api.example:6443', None, False),
-    ('https://api.example:6443', '*', True),
-    ('https://api.example:6443', 'example', True),
-    ('https://api.example:6443', '.example', True),
-    ('https://api.example:6443', 'other.example, api.example', True),
-    ('https://api.example:6443', 'api.example:6443', True),
-    ('https://api.example:6443', 'api.example:443', False),
-    ('https://notexample:6443', 'example', False),
-    ('https://10.1.2.3:6443', '10.0.0.0/8', True),
-    ('https://10.1.2.3:6443', '192.168.0.0/16,10.1.2.4', False),
-    ('https://[fd00::1]:6443', 'fd00::/64', True),
-])
-def test_bypasses_proxy(host, no_proxy, bypass):
-    assert transport.bypasses_proxy(host, no_proxy) is bypass
-
+# --------------------------------------------------------------------------- the pool (the proxy rules: test_proxy.py)
 
 def test_pool_tls_arguments(clean_env):
     settings = load({'kubeconfig': config({'certificate-authority-data': b64(CA),
