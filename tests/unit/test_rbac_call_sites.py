@@ -102,6 +102,14 @@ CALL_SITES = {
     ('module_utils/pods/waiter.py', 'Watcher.start', 'list_collection'): perms(['list'], [('', 'pods'), CRR]),
     ('module_utils/pods/waiter.py', 'Watcher._run', 'list_collection'): perms(['list'], [('', 'pods'), CRR]),
     ('module_utils/pods/waiter.py', 'Watcher._run', 'watch_collection'): perms(['watch'], [('', 'pods'), CRR]),
+    # Paths built by connection/paths.py (quoted, checked): the namespace, the budgets, the Service of a label
+    # drain, the EndpointSlices a drain is checked against, the node of a pod in flight (optional role -nodes).
+    ('module_utils/pods/targets.py', 'require_namespace', 'GET'): perms(['get'], [('', 'namespaces')]),
+    ('module_utils/rollout/budgets.py', 'budgets', 'GET'): perms(['list'], [('policy', 'poddisruptionbudgets')]),
+    ('module_utils/rollout/labeldrain.py', 'LabelDrainStep._drain_service', 'GET'): perms(['get'], [('', 'services')]),
+    ('module_utils/rollout/labeldrain.py', 'LabelDrainStep.drain_label', 'PATCH'): perms(['patch'], [('', 'services')]),
+    ('module_utils/pods/drain.py', 'LabelDrain.serving', 'GET'): perms(['list'], [('discovery.k8s.io', 'endpointslices')]),
+    ('module_utils/pods/nodes.py', 'NodeHealth.look', 'GET'): perms(['get'], [('', 'nodes')]),
     # Checks of permissions defined elsewhere (each read at its definition: prepull.PERMISSIONS, the operation's and
     # the drainer's permissions).
     ('module_utils/rollout/plan.py', 'PlanStep._prepare', 'SSAR'): [],
