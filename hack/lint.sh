@@ -29,7 +29,7 @@ check "changelog fragments" antsibull-changelog lint
 check "changelog.yaml" antsibull-changelog lint-changelog-yaml changelogs/changelog.yaml
 
 # The playbooks that use kubernetes.core (requirements-collections.txt, installed by hack/collections.sh).
-for playbook in playbooks/rbac.yml playbooks/with_kubernetes_core.yml; do
+for playbook in examples/kubernetes_core/rbac.yml examples/kubernetes_core/with_kubernetes_core.yml; do
   check "$playbook syntax" ansible-playbook --syntax-check -i localhost, "$playbook"
 done
 
