@@ -21,12 +21,12 @@ from ansible_collections.inplace.k8s.tests.unit.hack.conftest import ROOT
 DEVELOPMENT_ONLY = ('hack/', 'Makefile', 'tests/cluster/', 'tests/kruise/', 'tests/integration/', 'tests/bench/',
                     'tests/soak/', 'tests/faults/', 'tests/package/', 'tests/unit/hack/', 'tests/unit/bench/',
                     'docs/sources/', 'docs/collection/', 'changelogs/fragments/', 'changelogs/config.yaml',
-                    'examples/kubernetes_core/', 'galaxy.yml')
+                    'examples/kubernetes_core/', 'galaxy.yml', 'requirements.yml')
 # What an installed collection needs.
 NEEDED = ('MANIFEST.json', 'FILES.json', 'README.md', 'LICENSE', 'meta/runtime.yml', 'meta/execution-environment.yml',
           'requirements.txt', 'bindep.txt', 'roles/rollout/README.md', 'roles/rollout/tasks/main.yml',
           'roles/rollout/meta/argument_specs.yml', 'plugins/modules/inplace_image.py', 'changelogs/changelog.yaml',
-          'rbac/inplace-k8s-rbac.yml', 'playbooks/rollout.yml')
+          'rbac/inplace-k8s-rbac.yml', 'playbooks/rollout.yml', 'CHANGELOG.rst')
 # A Markdown link or image: [text](target) / ![alt](target), the target up to a blank or the closing parenthesis.
 LINK = re.compile(r'!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)')
 FENCE = re.compile(r'^(```|~~~).*?^\1', re.S | re.M)
