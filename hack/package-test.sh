@@ -59,7 +59,9 @@ grep -q 'ansible-galaxy collection install' "$work/ee/context/"*file || fail "an
 
 echo "=== playbook from the installed collection"
 cp "$root/tests/package/install_test.yml" "$work/"
-ANSIBLE_LIBRARY=$installed/tests/integration/targets/setup_inplace_k8s/library \
+# The test's helper module comes from the source tree (tests/integration is not in the tarball); the
+# collection's own modules and module_utils only from the installed copy.
+ANSIBLE_LIBRARY=$root/tests/integration/targets/setup_inplace_k8s/library \
   ansible-playbook -i localhost, -e "ansible_python_interpreter=$venv/bin/python" -e "kubeconfig=$kubeconfig" \
     "$work/install_test.yml"
 echo "package-test: passed"

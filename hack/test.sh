@@ -43,6 +43,7 @@ lane_wait() {
 stage "sanity" hack/sanity.sh
 stage "units" hack/units.sh
 stage "lint" hack/lint.sh
+stage "galaxy import" hack/galaxy-import.sh
 stage "docs" hack/docs.sh
 stage "version matrix" hack/matrix.sh
 stage "cluster build" hack/cluster.sh build

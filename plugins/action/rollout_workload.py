@@ -91,5 +91,6 @@ class ActionModule(ActionBase):
 
     def _shows_progress(self, args):
         """Progress for the rollout loop's call, when the module runs here and not in the background."""
-        return (args.get('state') == 'rollout' and not self._task.async_val
-                and getattr(self._connection, 'transport', None) == 'local')
+        if args.get('state') != 'rollout' or self._task.async_val:
+            return False
+        return getattr(self._connection, 'transport', None) == 'local'

@@ -36,7 +36,7 @@ options:
       - Needs O(wait=true), C(list) on C(endpointslices) (C(discovery.k8s.io)) and C(get) on the pods'
         controllers. Mutually exclusive with O(readiness_gate).
     type: str
-    version_added: 0.1.0
+    version_added: 1.0.0
   drain_seconds:
     description:
       - Seconds to wait after draining a pod (O(readiness_gate) set V(False) or O(drain_label) flipped),

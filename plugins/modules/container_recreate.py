@@ -6,7 +6,7 @@
 DOCUMENTATION = r'''
 module: container_recreate
 short_description: Restart chosen containers of running pods without recreating the pods
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Kubernetes has no API to restart one container. This module restarts the chosen containers of
     existing pods; the pods keep their UID, IP address, node and volumes, and the other containers keep running.

@@ -6,7 +6,7 @@
 DOCUMENTATION = r'''
 module: gitops_suspend
 short_description: Suspend and resume the Argo CD Applications and Flux objects that keep a workload
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Around an in-place rollout of a workload kept by a GitOps controller, stops that controller from reverting the
     change, and puts it back afterwards.

@@ -6,7 +6,7 @@
 DOCUMENTATION = r'''
 module: inplace_image
 short_description: Change container images of running pods in place
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Sets new images for containers and sidecars (init containers with C(restartPolicy=Always)) of
     existing pods, without deleting them. The kubelet restarts only the changed containers; the pod

@@ -6,7 +6,7 @@
 DOCUMENTATION = r'''
 module: inplace_resize
 short_description: Change CPU and memory of running pods in place
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Changes the CPU and memory requests and limits of containers and sidecars (init containers with
     C(restartPolicy=Always)) of existing pods through the C(pods/resize) subresource, without deleting

@@ -6,7 +6,7 @@
 DOCUMENTATION = r'''
 module: readiness_gate
 short_description: Open the readiness gate of pods nobody drained (admission policy, healing)
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - A pod that lists a readiness gate in C(spec.readinessGates) stays NotReady, out of its Services, until someone
     sets the gate's condition V(True). The collection's drains set it V(False) and back V(True), but pods that a

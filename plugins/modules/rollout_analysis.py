@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 module: rollout_analysis
 short_description: Judge a rollout step by metrics (HTTP JSON or Prometheus queries and JMESPath conditions)
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Runs a list of checks, in order. A check GETs a JSON document, either from any HTTP(S) endpoint (O(checks[].url))
     or as a Prometheus instant query (O(checks[].prometheus)), and evaluates O(checks[].condition), a JMESPath

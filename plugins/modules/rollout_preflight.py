@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 module: rollout_preflight
 short_description: Check the rollout role's inputs and start its run (the role's first task)
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - The first task of the role C(inplace.k8s.rollout), not meant to be called by itself. It runs on the controller
     and reads and writes nothing in the cluster.

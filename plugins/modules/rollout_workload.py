@@ -6,7 +6,7 @@
 DOCUMENTATION = r'''
 module: rollout_workload
 short_description: Coordinate an in-place rollout with a workload's controller
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - One step of a batched in-place rollout of a Deployment, StatefulSet, DaemonSet or ReplicaSet, or of pods chosen by
     label selectors; the role C(inplace.k8s.rollout) runs its steps (docs/rollouts.md tells the whole story).

@@ -154,8 +154,9 @@ def contains(stored, wanted):
     if isinstance(wanted, dict):
         return isinstance(stored, dict) and all(contains(stored.get(k), v) for k, v in wanted.items())
     if isinstance(wanted, list):
-        return (isinstance(stored, list) and len(stored) == len(wanted)
-                and all(contains(s, w) for s, w in zip(stored, wanted)))
+        if not isinstance(stored, list) or len(stored) != len(wanted):
+            return False
+        return all(contains(s, w) for s, w in zip(stored, wanted))
     return stored == wanted
 
 

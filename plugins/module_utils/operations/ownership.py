@@ -29,8 +29,8 @@ class Ownership:
         """``rec`` owned by this run until its ``waits`` waits (one per group of steps()), the drain and a
         margin are over; every record write renews it."""
         o = self.options
-        return record.claim(rec, self.owner, waits * (o.wait_timeout + o.min_ready_seconds) + o.drain_seconds
-                            + NOT_READY_TIMEOUT + OWNER_MARGIN)
+        margin = o.drain_seconds + NOT_READY_TIMEOUT + OWNER_MARGIN
+        return record.claim(rec, self.owner, waits * (o.wait_timeout + o.min_ready_seconds) + margin)
 
     def _settled(self, pod, operation, rec):
         """Is this record of ``pod`` settled (its change complete)? Only our own operation can tell."""

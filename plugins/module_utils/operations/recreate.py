@@ -150,9 +150,9 @@ class RecreateOperation(Operation):
         if not (tracked and info):
             return False
         status = info.status
-        up = (podstate.restarted(status, tracked.container_id) and podstate.started_and_ready(status)
-              and (status.get('restartCount') or 0) == tracked.restart_count + 1
-              and self.strategy.finished(pod, cplan, tracked))
+        up = podstate.restarted(status, tracked.container_id) and podstate.started_and_ready(status)
+        up = up and (status.get('restartCount') or 0) == tracked.restart_count + 1
+        up = up and self.strategy.finished(pod, cplan, tracked)
         if up and tracked.ready_seconds is None:
             tracked.ready_seconds = round(self.clock() - tracked.acted, 3)
         return up

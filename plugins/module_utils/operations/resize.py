@@ -159,8 +159,9 @@ class ResizeOperation(Operation):
                 errors.append('containers.%s: resizing %s restarts the container (resizePolicy RestartContainer) '
                               'and allow_restart is false; set allow_restart: true or leave %s unchanged'
                               % (cplan.name, ' and '.join(restart), ' and '.join(restart)))
-            if (self.version < MEMORY_DECREASE_MIN and resources.memory_limit_decreased(cplan.current, cplan.desired)
-                    and resources.resize_policy(info.spec, 'memory') != resources.RESTART_CONTAINER):
+            lowers_memory = resources.memory_limit_decreased(cplan.current, cplan.desired)
+            refused = self.version < MEMORY_DECREASE_MIN and lowers_memory
+            if refused and resources.resize_policy(info.spec, 'memory') != resources.RESTART_CONTAINER:
                 errors.append('containers.%s.limits.memory: Kubernetes %s refuses to lower a memory limit in place '
                               'unless the memory resizePolicy is RestartContainer (1.34+ does it best effort); '
                               'keep the limit or recreate the pod' % (cplan.name, version_text(self.version)))

@@ -85,6 +85,14 @@ def judge(owner, change, gitops=(None, False, None), above=None):
     return entry
 
 
+def _on_utilization(metric):
+    """An autoscaler metric that scales on the utilization of the containers' requests."""
+    if metric.get('type') not in ('Resource', 'ContainerResource'):
+        return False
+    source = metric.get('resource') or metric.get('containerResource') or {}
+    return (source.get('target') or {}).get('type') == 'Utilization'
+
+
 def judge_autoscaler(kind, obj, change):
     """The owner entry of a VPA or HPA that targets the workload."""
     meta = obj.get('metadata') or {}
@@ -113,9 +121,7 @@ def judge_autoscaler(kind, obj, change):
         else:
             entry['effect'] = 'updateMode Off: recommends only'
         return entry
-    utilization = [m for m in spec.get('metrics') or [] if m.get('type') in ('Resource', 'ContainerResource') and
-                   ((m.get('resource') or m.get('containerResource') or {}).get('target') or {}).get('type')
-                   == 'Utilization']
+    utilization = [m for m in spec.get('metrics') or [] if _on_utilization(m)]
     if utilization:
         entry.update(reverts=WHEN_RUN, state='scales on utilization of requests',
                      effect='its utilization is measured against the requests: new requests change when it scales',

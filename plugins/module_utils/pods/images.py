@@ -58,8 +58,9 @@ def recorded_tag(pod, container):
         return None
     spec_image = info.spec.get('image')
     before = ((rec.get('before') or {}).get(container) or {}).get('image')
-    if ((rec.get('target') or {}).get(container) == spec_image and before and is_digest_form(spec_image)
-            and not is_digest_form(before) and same_repository(before, spec_image)):
+    if (rec.get('target') or {}).get(container) != spec_image or not before:
+        return None
+    if is_digest_form(spec_image) and not is_digest_form(before) and same_repository(before, spec_image):
         return before
     return None
 
@@ -78,8 +79,9 @@ def pins_tag(stored, requested):
         want, got = podstate.parse_image(requested), podstate.parse_image(stored)
     except ValueError:
         return False
-    return (not want.digest and bool(got.digest) and (got.domain, got.path) == (want.domain, want.path)
-            and (got.tag or 'latest') == (want.tag or 'latest'))
+    if want.digest or not got.digest:
+        return False
+    return (got.domain, got.path, got.tag or 'latest') == (want.domain, want.path, want.tag or 'latest')
 
 
 def admitted_image(pod, container, requested):

@@ -274,13 +274,15 @@ def running_image_is(status, desired):
 
 def restarted(status, old_container_id):
     """A container other than old_container_id is running."""
-    return bool(status and status.get('containerID') and status.get('containerID') != old_container_id
-                and 'running' in (status.get('state') or {}))
+    if not status or not status.get('containerID'):
+        return False
+    return status.get('containerID') != old_container_id and 'running' in (status.get('state') or {})
 
 
 def started_and_ready(status):
-    return bool(status and status.get('started') and status.get('ready')
-                and 'running' in (status.get('state') or {}))
+    if not status or not (status.get('started') and status.get('ready')):
+        return False
+    return 'running' in (status.get('state') or {})
 
 
 def image_converged(status, desired, old_container_id=None):

@@ -40,8 +40,8 @@ def input_errors(role):
     images, resources, restart = role.get('images') or {}, role.get('resources') or {}, role.get('restart') or []
     gate, label = role.get('readiness_gate') or '', role.get('drain_label') or ''
     errors = []
-    if ('namespace' not in target or ('kind' not in target and 'label_selectors' not in target)
-            or ('kind' in target and 'name' not in target)):
+    named = 'name' in target if 'kind' in target else 'label_selectors' in target
+    if 'namespace' not in target or not named:
         errors.append('rollout_target needs namespace and kind + name (or label_selectors)')
     if action == 'apply' and not (images or resources or restart):
         errors.append('give rollout_images and/or rollout_resources, or rollout_restart alone')
@@ -77,6 +77,8 @@ def unknown_variables_message(unknown, known):
 def window(role):
     """A sliding window unless the user asked for points between the steps (pauses, verification, stops, analyses
     after each batch)."""
-    return bool(boolean(role.get('window', True)) and not int(role.get('pause_seconds') or 0)
-                and not role.get('verify_tasks') and not int(role.get('stop_after_batches') or 0)
-                and not (role.get('analysis') and 'batch' in (role.get('analysis_after') or [])))
+    if not boolean(role.get('window', True)):
+        return False
+    points = (int(role.get('pause_seconds') or 0), role.get('verify_tasks'), int(role.get('stop_after_batches') or 0),
+              role.get('analysis') and 'batch' in (role.get('analysis_after') or []))
+    return not any(points)

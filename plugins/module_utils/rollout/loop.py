@@ -71,8 +71,8 @@ class OneCall:
             if point:
                 run['point'] = point
                 return self._returned(plan, run)
-        if (not run['stopped'] and not run.get('analysed_end') and 'end' in self._analysis_after()
-                and plan['mode'] != 'unchanged' and not self.check_mode):
+        analyse_end = 'end' in self._analysis_after() and plan['mode'] != 'unchanged' and not self.check_mode
+        if analyse_end and not run['stopped'] and not run.get('analysed_end'):
             run['analysed_end'] = True
             run['point'] = {'after': 'the last batch', 'verify': False, 'analysis': True}
             return self._returned(plan, run)

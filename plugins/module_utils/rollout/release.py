@@ -50,8 +50,8 @@ class WorkloadRelease:
         # Under OnDelete the StatefulSet controller never moves currentRevision: converge it through
         # RollingUpdate{partition: replicas} first, and then OnDelete has to be written back.
         status = self.obj.get('status') or {}
-        two_step = (self.kind == 'StatefulSet' and kind == 'OnDelete' and not old_ordinals
-                    and status.get('currentRevision') != status.get('updateRevision'))
+        converging = status.get('currentRevision') != status.get('updateRevision')
+        two_step = self.kind == 'StatefulSet' and kind == 'OnDelete' and not old_ordinals and converging
         if not two_step and (self.spec.get('updateStrategy') or {}) == dict(
                 (k, v) for k, v in strategy.items() if v is not None):
             return None, two_step
@@ -66,15 +66,15 @@ class WorkloadRelease:
             replicas = (obj.get('spec') or {}).get('replicas', 1)
             if not all_updated:
                 return True
-            return (status.get('updateRevision') == status.get('currentRevision')
-                    and status.get('updatedReplicas', 0) == replicas and status.get('readyReplicas', 0) == replicas)
+            return status.get('updateRevision') == status.get('currentRevision') and all(
+                status.get(field, 0) == replicas for field in ('updatedReplicas', 'readyReplicas'))
         if self.kind == 'DaemonSet':
-            return not all_updated or (status.get('updatedNumberScheduled', 0) == status.get('desiredNumberScheduled')
-                                       and status.get('numberReady', 0) == status.get('desiredNumberScheduled'))
+            desired = status.get('desiredNumberScheduled')
+            return not all_updated or all(status.get(field, 0) == desired
+                                          for field in ('updatedNumberScheduled', 'numberReady'))
         if self.kind == 'Deployment':
             replicas = (obj.get('spec') or {}).get('replicas', 1)
-            return (status.get('updatedReplicas', 0) == replicas and status.get('availableReplicas', 0) == replicas
-                    and status.get('replicas', 0) == replicas)
+            return all(status.get(field, 0) == replicas for field in ('updatedReplicas', 'availableReplicas', 'replicas'))
         return True
 
     def status_summary(self):

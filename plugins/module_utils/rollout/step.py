@@ -88,9 +88,9 @@ class BatchStep:
         out, latest = self._synced = self._sync(names=[name for name in names if name not in left])
         out.update(changes)
         current = {podstate.meta(p, 'name'): p for p in latest}
-        verified = {name: watch_entry(current[name], self._watched_containers())
-                    for name in names if name not in left and name in current
-                    and not self.pending(current[name]) and not self.check_mode}
+        kept = [name for name in names if name not in left and name in current]
+        verified = {} if self.check_mode else {name: watch_entry(current[name], self._watched_containers())
+                                               for name in kept if not self.pending(current[name])}
         if window is not None:
             # Pods counted done that failed while the window ran (it halted then), each once.
             failed.extend(item for item in window.failed if item['name'] not in failed_names)
@@ -102,8 +102,8 @@ class BatchStep:
         # (kubectl set image). Reported, not silently left out of the watch (and never overwritten).
         failed.extend({'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer after it was '
                        'updated (it runs %s); not overwritten' % spec_images(current[name], self.images)}
-                      for name in names if name not in left and name in current and not self.restart
-                      and not self.check_mode and not pod_matches(current[name], self.images, self.resources))
+                      for name in ([] if self.restart or self.check_mode else kept)
+                      if not pod_matches(current[name], self.images, self.resources))
         timings = {}
         for key, pod in change_pods(changes):
             timings.setdefault(pod['name'], {})[key] = pod.get('timings') or {}
@@ -251,5 +251,5 @@ def halts(out, batch):
     """Does the rollout stop after this step (``out``, of ``batch``): more failed pods than its
     max_failed_pods (what is left of the rollout's budget), a halted window (pods not started), or a pod
     recreated instead of changed in place."""
-    return bool(len(out.get('failed_pods') or []) > batch.max_failed_pods
-                or out.get('not_started') or out.get('recreated'))
+    too_many = len(out.get('failed_pods') or []) > batch.max_failed_pods
+    return bool(too_many or out.get('not_started') or out.get('recreated'))
