@@ -76,4 +76,3 @@ def entry(pod, cause, detail, when):
     """A ``gone`` entry of a result: {name, uid, node, cause, detail, when}."""
     return {'name': podstate.meta(pod, 'name'), 'uid': podstate.meta(pod, 'uid'),
             'node': (pod.get('spec') or {}).get('nodeName'), 'cause': cause, 'detail': detail, 'when': when}
-

@@ -89,14 +89,15 @@ class OneCall:
         if self.check_mode or self.restart or not self._synced or run.get('sweeps', 0) >= SWEEPS:
             return False
         planned = set(name for names in run['batches'] for name in names)
-        left = set(run['not_started']) | set(item['name'] for item in run['failed_pods']) | \
-            set(item['name'] for item in run.get('gone') or [])
         kept = set((run.get('plan') or {}).get('kept') or [])
         known = set((run.get('plan') or {}).get('uids') or [])
-        names = sorted(podstate.meta(p, 'name') for p in self._synced[1] if self.pending(p)
-                       and podstate.meta(p, 'name') not in kept and (podstate.meta(p, 'name') not in planned or
-                                                                  podstate.meta(p, 'uid') not in known)
-                       and podstate.meta(p, 'name') not in left - planned)
+
+        def wanted(pod):
+            """A pod no step had: another uid than the plan's (a replacement), or a name no batch named."""
+            name = podstate.meta(pod, 'name')
+            return name not in kept and self.pending(pod) and (
+                podstate.meta(pod, 'uid') not in known or name not in planned)
+        names = sorted(podstate.meta(p, 'name') for p in self._synced[1] if wanted(p))
         if not names:
             return False
         run['sweeps'] = run.get('sweeps', 0) + 1
