@@ -14,8 +14,8 @@ from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 ORDERS = ('ordinal', 'reverse_ordinal', 'node', 'label', 'name')
 POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index'
 # A percentage (group 1) or a whole number (group 2), blanks around either.
-_COUNT_RE = re.compile(r'^\s*(?:(\d+(?:\.\d+)?)\s*%|(\d+))\s*$')
-_ORDINAL_RE = re.compile(r'-(\d+)$')
+_COUNT_RE = re.compile(r'^[ \t]*(?:([0-9]{1,3}(?:\.[0-9]{1,6})?)[ \t]*%|([0-9]{1,7}))[ \t]*\Z')
+_ORDINAL_RE = re.compile(r'-([0-9]{1,9})\Z')
 
 
 def parse_count(value, name='count'):
@@ -32,6 +32,8 @@ def parse_count(value, name='count'):
     if not match:
         if text.strip().startswith('-'):
             raise ValidationError('%s must not be negative (%s)' % (name, text.strip()))
+        if text.strip().isdigit() and text.strip().isascii():
+            raise ValidationError('%s must be at most 9999999, not %s' % (name, text.strip()[:40]))
         raise ValidationError('%s must be a number or a percentage, not %r' % (name, value))
     if match.group(1) is None:
         return int(match.group(2)), False
