@@ -37,8 +37,8 @@ Records are claims, never proof (docs/safety.md): anyone who may patch a pod can
 done is judged from its live spec and status; a record can only narrow that (hold a pod, keep a before-state),
 and widens what counts as the requested image only where it is bound to the pod (``bound``: a record carries the
 uid of the pod it was written on; one copied from another pod is dropped when read) and plausible
-(pods/images.py). An expiry is read capped at MAX_HOLD_SECONDS from now, so a forged "in progress until 9999"
-holds a pod no longer than a real run could. An annotation that is not a JSON object, larger than
+(pods/images.py). Expiries are capped: no run writes one more than MAX_HOLD_SECONDS ahead (claim), and a record
+read with one further ahead holds nothing, so a forged "in progress until 9999" does not stop later runs. An annotation that is not a JSON object, larger than
 MAX_ANNOTATION_BYTES or nested deeper than MAX_DEPTH is unreadable (``unreadable`` says why): it counts as no
 record, and the pod operations refuse to change the pod until it is removed (pods/plan.py).
 """
@@ -66,7 +66,7 @@ MAX_ANNOTATION_BYTES = 65536
 MAX_DEPTH = 16
 # The longest a record can hold a pod or workload, counted from now: one wait of a run at its bounds
 # (wait_timeout, min_ready_seconds and drain_seconds at most a day each: options.MAX_SECONDS) and a margin.
-# Written expiries never exceed it (claim), and a longer one read from an annotation counts as this (holder).
+# Written expiries never exceed it (claim); a record read with an expiry further ahead holds nothing (holder).
 MAX_HOLD_SECONDS = 4 * 86400
 
 
@@ -146,8 +146,8 @@ def holder(rec, owner, force=False, now=None, alive=pid_alive, settled=False):
     if not isinstance(other, dict) or (other.get('run'), other.get('host')) == (owner.get('run'), owner.get('host')):
         return None
     expires, now = parse_timestamp(rec.get('expires')), time.time() if now is None else now
-    if expires is None or min(expires, now + MAX_HOLD_SECONDS) <= now:
-        return None
+    if expires is None or expires <= now or expires > now + MAX_HOLD_SECONDS:
+        return None   # expired, or past the cap: no run writes that (claim), so it holds nothing
     if other.get('host') == owner.get('host') and isinstance(other.get('pid'), int) and (
             other['pid'] == owner.get('pid') or not alive(other['pid'])):
         # Gone, or our own process: an earlier run in the same ansible-playbook has ended (its tasks run
@@ -156,15 +156,11 @@ def holder(rec, owner, force=False, now=None, alive=pid_alive, settled=False):
     return other
 
 
-def busy_message(rec, what, now=None):
-    """Why a record held by another run is refused (its expiry as capped: MAX_HOLD_SECONDS)."""
+def busy_message(rec, what):
+    """Why a record held by another run is refused."""
     other = rec.get('owner') or {}
-    expires = parse_timestamp(rec.get('expires'))
-    cap = (time.time() if now is None else now) + MAX_HOLD_SECONDS
-    shown = rec.get('expires') if expires is None or expires <= cap else '%s (capped; it claims %s)' % (
-        timestamp(cap), str(rec.get('expires'))[:40])
     return 'another run (host %s, pid %s, started %s) is updating this %s; it expires at %s; %s' % (
-        other.get('host'), other.get('pid'), other.get('started'), what, shown, TAKEOVER_HINT)
+        other.get('host'), other.get('pid'), other.get('started'), what, rec.get('expires'), TAKEOVER_HINT)
 
 
 def pod_holder(pod, owner, force=False, now=None, alive=pid_alive, settled=None):
@@ -172,7 +168,7 @@ def pod_holder(pod, owner, force=False, now=None, alive=pid_alive, settled=None)
     record)``: the pod shows that record's change complete (it then holds nothing)."""
     for operation, rec in records(pod).items():
         if holder(rec, owner, force, now, alive, settled=bool(settled and settled(operation, rec))):
-            return busy_message(rec, 'pod', now)
+            return busy_message(rec, 'pod')
     return None
 
 
