@@ -70,25 +70,25 @@ def test_a_forged_image_record_does_not_make_a_pod_on_another_image_count_as_don
     assert image_of(cluster) == NEW
 
 
-def test_a_bound_and_plausible_admission_record_still_counts(monkeypatch, capsys):
-    """What admission really does (a mirror under another registry, the tag kept) is still the target."""
+def on_mirror(uid):
+    """web-0 running the requested image from a mirror (as admission stored it), with an image record of ``uid``."""
     mirror = 'mirror.example/cache/app:2.0'
     cluster = FakeCluster(web_pods(1))
     spec_of(cluster.pods['web-0'], 'app')['image'] = mirror
     cluster.pods['web-0']['status']['containerStatuses'][0]['image'] = mirror
     forge(cluster.pods['web-0'], {'image': {'state': 'done', 'target': {'app': NEW}, 'stored': {'app': mirror},
-                                            'uid': 'uid-0'}})
-    result = update(monkeypatch, capsys, cluster)
+                                            'uid': uid}})
+    return cluster
+
+
+def test_a_bound_and_plausible_admission_record_still_counts(monkeypatch, capsys):
+    """What admission really does (a mirror under another registry, the tag kept) is still the target."""
+    result = update(monkeypatch, capsys, on_mirror('uid-0'))
     assert result['changed'] is False and result['summary']['unchanged'] == 1, result
 
 
 def test_a_record_copied_from_another_pod_does_not_count(monkeypatch, capsys):
-    mirror = 'mirror.example/cache/app:2.0'
-    cluster = FakeCluster(web_pods(1))
-    spec_of(cluster.pods['web-0'], 'app')['image'] = mirror
-    cluster.pods['web-0']['status']['containerStatuses'][0]['image'] = mirror
-    forge(cluster.pods['web-0'], {'image': {'state': 'done', 'target': {'app': NEW}, 'stored': {'app': mirror},
-                                            'uid': 'uid-of-another-pod'}})
+    cluster = on_mirror('uid-of-another-pod')
     result = update(monkeypatch, capsys, cluster)
     assert result['changed'] is True and image_of(cluster) == NEW, result
     # the copied record is gone from the annotation: the run wrote its own, bound to this pod
