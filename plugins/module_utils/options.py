@@ -43,6 +43,7 @@ def check_bounds(values):
     if errors:
         raise ValidationError('%s; nothing was changed' % '; '.join(errors))
 
+
 CONNECTION_FIELDS = ('kubeconfig', 'context', 'host', 'api_key', 'username', 'password', 'validate_certs', 'ca_cert',
                      'client_cert', 'client_key', 'proxy', 'no_proxy', 'proxy_headers', 'persist_config',
                      'impersonate_user', 'impersonate_groups', 'impersonate_uid', 'impersonate_extra')

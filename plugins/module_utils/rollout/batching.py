@@ -22,7 +22,8 @@ def parse_count(value, name='count'):
     """The one grammar of a count: ``(number, True)`` for a percentage from 0% to 100% ('25%', '12.5 %'),
     ``(number, False)`` for a whole number (3, '3'), None for no value (None, '', blanks: the default).
     Spaces and tabs around the value are allowed; anything else ('+3', '-1', '3.5', '1_000', '10%%', True, a
-    line break, digits other than ASCII 0-9, more than 7 digits) raises a ValidationError that names ``name``. The role's preflight and the module read counts through this alone."""
+    line break, digits other than ASCII 0-9, more than 7 digits) raises a ValidationError that names ``name``.
+    The role's preflight and the module read counts through this alone."""
     if value is None or isinstance(value, str) and not value.strip():
         return None
     if isinstance(value, bool):

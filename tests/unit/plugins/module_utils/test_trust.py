@@ -121,8 +121,8 @@ def test_a_record_within_the_cap_still_holds_the_pod(monkeypatch, capsys):
 @pytest.mark.parametrize('annotation, problem', [(NESTED, '100000 bytes, more than 65536'),
                                                  (DEEP, 'nested deeper than 16'),
                                                  ('{"image": ', 'not JSON'), ('[1]', 'not a JSON object')])
-def test_an_unreadable_annotation_refuses_the_pod_by_name_without_a_traceback(monkeypatch, capsys, annotation,
-                                                                               problem):
+def test_an_unreadable_annotation_refuses_the_pod_by_name_without_a_traceback(
+        monkeypatch, capsys, annotation, problem):
     cluster = FakeCluster(web_pods(1))
     forge(cluster.pods['web-0'], annotation)
     result = update(monkeypatch, capsys, cluster)
