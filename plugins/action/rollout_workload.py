@@ -7,7 +7,12 @@
 A rollout of many pods runs in one module call. The module (rollout/progress.py) writes its progress lines to a
 file this action names in ``internal.progress_file``; a thread here reads the file while the module runs and
 shows each line (ansible-playbook's output; under ansible-runner and AWX, job events of the kind ``verbose``).
-Only where the module runs on this machine (connection local, not async); elsewhere the module runs as it is."""
+Only where the module runs on this machine (connection local, not async); elsewhere the module runs as it is.
+
+``internal`` is the role's plumbing, not an option for playbooks: every call of the module goes through this action,
+which refuses ``internal`` unless the task is one of the role inplace.k8s.rollout's own (its role is that role of this
+collection), and never passes on a ``progress_file`` it did not make (the module checks the file's form again:
+rollout/progress.py)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -23,6 +28,9 @@ from ansible.utils.display import Display
 display = Display()
 
 POLL_SECONDS = 0.5
+ROLE = 'inplace.k8s.rollout'
+ROLE_PATH = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..', 'roles', 'rollout'))
+PROGRESS_PREFIX, PROGRESS_SUFFIX = 'inplace-progress-', '.jsonl'   # the module checks the form (rollout/progress.py)
 
 
 class ProgressReader(threading.Thread):
@@ -69,10 +77,18 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         args = dict(self._task.args)
+        if 'internal' in args and not self._from_role():
+            result.update(failed=True, changed=False, msg=(
+                'internal: it is the plumbing of the role %s, set by the role itself; a playbook may not set it '
+                '(nothing was changed). Remove internal from this task: run the rollout through the role, or use '
+                "the module's documented options (state, stop_after_batches, ...)" % ROLE))
+            return result
+        if isinstance(args.get('internal'), dict):
+            args['internal'] = dict((k, v) for k, v in args['internal'].items() if k != 'progress_file')
         wrap_async = bool(self._task.async_val) and not self._connection.has_native_async
         reader = path = None
         if self._shows_progress(args):
-            handle, path = tempfile.mkstemp(prefix='inplace-progress-', suffix='.jsonl')
+            handle, path = tempfile.mkstemp(prefix=PROGRESS_PREFIX, suffix=PROGRESS_SUFFIX)
             os.close(handle)
             args['internal'] = dict(args.get('internal') or {}, progress_file=path)
             host = (task_vars or {}).get('inventory_hostname', 'localhost')
@@ -88,6 +104,18 @@ class ActionModule(ActionBase):
         if not wrap_async:
             self._remove_tmp_path(self._connection._shell.tmpdir)
         return result
+
+    def _from_role(self):
+        """Is this task one of the rollout role's own (the role of this collection, by name or by path)?"""
+        role = getattr(self._task, '_role', None)
+        if role is None:
+            return False
+        try:
+            name = role.get_name(include_role_fqcn=True)
+        except (AttributeError, TypeError):
+            name = None
+        path = getattr(role, '_role_path', None)
+        return name == ROLE or (isinstance(path, str) and os.path.realpath(path) == ROLE_PATH)
 
     def _shows_progress(self, args):
         """Progress for the rollout loop's call, when the module runs here and not in the background."""

@@ -186,7 +186,8 @@ options:
     default: 0
   internal:
     description:
-      - Internal to the role C(inplace.k8s.rollout) and the module's action, not a stable interface - do not set it.
+      - Internal to the role C(inplace.k8s.rollout) and the module's action, not a stable interface. The action refuses
+        it in any task but the role's own, and passes on only a C(progress_file) it made itself.
         Where V(rollout) returns to the role's own tasks (C(verify), C(analysis_after)), the run a call resumes
         (C(resume), the RV(run) the previous call returned) with the outcome of the role's analysis there
         (C(analysis)), the rollout's start (C(started)) and the file the live progress is written to (C(progress_file)).

@@ -53,7 +53,7 @@ options:
     default: false
   max_concurrency:
     description:
-      - How many pods are worked on at the same time.
+      - How many pods are worked on at the same time, from 1 to 256.
     type: int
     default: 10
   force_takeover:

@@ -20,7 +20,8 @@ options:
     default: true
   wait_timeout:
     description:
-      - Seconds to wait for each pod, counted from the change of that pod.
+      - Seconds to wait for each pod, counted from the change of that pod. At most 86400 (a day), as every
+        option in seconds.
     type: int
     default: 300
   min_ready_seconds:

@@ -15,6 +15,35 @@ immutable, and cheap to define (a module's start-up time counts; dataclasses cos
 
 from collections import namedtuple
 
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+
+# Bounds of the numbers a user gives (docs/errors.md): a value past one is refused by name before anything is
+# read or written. Seconds: at most a day (a longer wait is a stuck run, and the pods' records hold a pod at most
+# a few such waits: pods/record.py MAX_HOLD_SECONDS). Counts: what a run can do at once or in a row.
+MAX_SECONDS = 86400
+SECONDS_FIELDS = ('wait_timeout', 'min_ready_seconds', 'drain_seconds', 'pause_seconds', 'canary_pause_seconds',
+                  'kruise_ttl_seconds_after_finished', 'kruise_termination_grace_period_seconds')
+MAX_CONCURRENCY = 256
+MAX_COUNT = 1000000
+COUNT_FIELDS = (('max_concurrency', MAX_CONCURRENCY), ('max_failed_pods', MAX_COUNT),
+                ('stop_after_batches', MAX_COUNT), ('to_revision', 2 ** 62))
+
+
+def check_bounds(values):
+    """Raise ValidationError naming each number of ``values`` (an option name -> value mapping) past its
+    bound (SECONDS_FIELDS: MAX_SECONDS; COUNT_FIELDS), with the fix; nothing was changed."""
+    limits = [(name, MAX_SECONDS, 'seconds (a day)') for name in SECONDS_FIELDS]
+    limits += [(name, bound, '') for name, bound in COUNT_FIELDS]
+    errors = []
+    for name, bound, unit in limits:
+        value = values.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > bound:
+            errors.append('%s: %s is more than %d%s; give at most %d' % (
+                name, str(value)[:40], bound, ' ' + unit if unit else '', bound))
+    if errors:
+        raise ValidationError('%s; nothing was changed' % '; '.join(errors))
+
+
 CONNECTION_FIELDS = ('kubeconfig', 'context', 'host', 'api_key', 'username', 'password', 'validate_certs', 'ca_cert',
                      'client_cert', 'client_key', 'proxy', 'no_proxy', 'proxy_headers', 'persist_config',
                      'impersonate_user', 'impersonate_groups', 'impersonate_uid', 'impersonate_extra')
@@ -153,8 +182,9 @@ class Task(namedtuple('Task', 'target change wait drain connection events', defa
 
     @classmethod
     def from_params(cls, params, change):
-        """The task of a pod module: its params parsed once; ``change`` parses the module's own options
-        (ImageChange, ResizeChange, RestartChange)."""
+        """The task of a pod module: its params parsed once (numbers within their bounds: check_bounds);
+        ``change`` parses the module's own options (ImageChange, ResizeChange, RestartChange)."""
+        check_bounds(params)
         return cls(target=Target.from_params(params), change=change.from_params(params),
                    wait=Wait.from_params(params), drain=Drain.from_params(params),
                    connection=Connection.from_params(params), events=params.get('events') is not False)

@@ -50,8 +50,8 @@ HEAL_ATTEMPTS = 5
 # safe inside a CEL string literal.
 _NAME = r'[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?'
 _PREFIX = r'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'
-GATE_RE = re.compile(r'^(%s/)?%s$' % (_PREFIX, _NAME))
-OBJECT_NAME_RE = re.compile(r'^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$')
+GATE_RE = re.compile(r'^(%s/)?%s\Z' % (_PREFIX, _NAME))
+OBJECT_NAME_RE = re.compile(r'^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\Z')
 
 
 # --------------------------------------------------------------------------- input

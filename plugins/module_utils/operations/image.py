@@ -75,7 +75,12 @@ class ImageOperation(Operation):
         except ConflictError:
             raise ConcurrentChange('pod %s: changed by another writer right after its image was written '
                                    '(stored %s); not overwritten' % (name, _pairs(stored)))
-        return written, pod_plan.retarget(stored), rec
+        retargeted = pod_plan.retarget(stored)
+        # Admission stored the very image the container had (a record that no longer counts: copied, or not a
+        # plausible rewrite): nothing restarts; it is done once it runs that image, started and ready.
+        same = set(c.name for c in pod_plan.updates() if stored.get(c.name) == c.current)
+        retargeted.containers = [c._replace(restart=False) if c.name in same else c for c in retargeted.containers]
+        return written, retargeted, rec
 
     def preview(self, kube, pod_plan):
         """Server-side dry run of the image write: admission answers as for the real write. Returns a
@@ -155,8 +160,11 @@ class ImageOperation(Operation):
                 % (cplan.name, current, cplan.desired))
 
     def done(self, pod, cplan, before):
+        """The container runs the desired image, started and ready: a new container, unless the write changed
+        nothing that restarts it (an update without restart: admitted())."""
         info = podstate.find_container(pod, cplan.name)
-        return info is not None and podstate.image_converged(info.status, cplan.desired, before.get('containerID'))
+        old = None if cplan.action == plan.UPDATE and not cplan.restart else before.get('containerID')
+        return info is not None and podstate.image_converged(info.status, cplan.desired, old)
 
     @staticmethod
     def rollback_target(rec):

@@ -24,8 +24,8 @@ DRAINED_VALUE = 'drained'   # the drain label's value while a pod is out of its 
 SERVICE_LABEL = 'kubernetes.io/service-name'
 # Label keys and values as the API server validates them (qualified name, optional DNS prefix).
 _NAME = r'[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?'
-_KEY_RE = re.compile(r'^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?%s$' % _NAME)
-_VALUE_RE = re.compile(r'^(%s)?$' % _NAME)
+_KEY_RE = re.compile(r'^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?%s\Z' % _NAME)
+_VALUE_RE = re.compile(r'^(%s)?\Z' % _NAME)
 
 
 def has_gate(pod, gate):

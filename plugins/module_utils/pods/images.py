@@ -16,6 +16,12 @@ is not the requested string still counts as running the requested image when
 
 Every comparison of images uses it: the image operation, the image_reference strategy, the rollout's
 convergence checks.
+
+The records are claims (anyone who may patch the pod can write them, pods/record.py): they count only when
+bound to the pod (record.get_bound: written on this pod, not copied from another), and a ``stored`` image
+counts only when it is a plausible rewrite of the requested one (``rewrites``: the same repository name, maybe
+below a mirror's registry and path prefix, the same tag, maybe pinned to a digest). A record naming any other
+image (the old one, say) changes nothing: the container is updated like one without a record.
 """
 
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record
@@ -53,7 +59,7 @@ def is_digest_form(reference):
 def recorded_tag(pod, container):
     """The tag form a container's digest-form image was switched from (by an earlier run), or None."""
     info = podstate.find_container(pod, container)
-    rec = record.get(pod, RESTART_RECORD) or {}
+    rec = record.get_bound(pod, RESTART_RECORD) or {}
     if info is None:
         return None
     spec_image = info.spec.get('image')
@@ -84,13 +90,35 @@ def pins_tag(stored, requested):
     return (got.domain, got.path, got.tag or 'latest') == (want.domain, want.path, want.tag or 'latest')
 
 
+def rewrites(stored, requested):
+    """``stored`` is what admission may plausibly make of ``requested``: the same repository path (a mirror
+    may change the registry and put a path before it: ``mirror.example/hub/library/app``), the same tag, and
+    the requested digest if it names one (a digest may be added). Anything else (another tag, a digest alone
+    for a tag) is not taken from a record."""
+    try:
+        want, got = podstate.parse_image(requested), podstate.parse_image(stored)
+    except ValueError:
+        return False
+    short = want.path[len(podstate.OFFICIAL_PREFIX):] if want.domain == podstate.DEFAULT_DOMAIN and \
+        want.path.startswith(podstate.OFFICIAL_PREFIX) else want.path
+    if got.path not in (want.path, short) and not got.path.endswith(('/' + want.path, '/' + short)):
+        return False
+    if not got.tag and got.digest and not want.digest:
+        return False   # a digest alone: which tag it stands for is the record's word only
+    if (got.tag or 'latest') != (want.tag or 'latest') and not (want.digest and not want.tag):
+        return False
+    return not want.digest or got.digest == want.digest
+
+
 def admitted_image(pod, container, requested):
     """The image the API server stored for ``requested`` when an image update wrote it (an admission
-    webhook rewrote it), as the pod's ``image`` record says; None when the record has no such entry."""
-    rec = record.get(pod, IMAGE_RECORD) or {}
+    webhook rewrote it), as the pod's own ``image`` record says (bound to the pod) and only when it is a
+    plausible rewrite (``rewrites``); None otherwise."""
+    rec = record.get_bound(pod, IMAGE_RECORD) or {}
     target = (rec.get('target') or {}).get(container)
     stored = (rec.get('stored') or {}).get(container)
-    if stored and target and podstate.same_image(target, requested):
+    if (isinstance(stored, str) and isinstance(target, str) and podstate.same_image(target, requested)
+            and rewrites(stored, requested)):
         return stored
     return None
 

@@ -8,7 +8,7 @@ container with its desired value; the rules that hold for every in-place change 
 
 from collections import namedtuple
 
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record
 
 UNCHANGED = 'unchanged'   # spec and status already at the desired value: nothing to do
 PENDING = 'pending'       # spec already at the desired value, status not yet: no write, wait (resume)
@@ -92,7 +92,11 @@ def pod_refusal(pod, updates=()):
     Pods broken by their image are fixed forward, not refused: a running pod whose containers crash
     (CrashLoopBackOff), and a scheduled pod still Pending because a container it changes cannot pull
     its image (ErrImagePull, ImagePullBackOff, InvalidImageName). Terminating, unscheduled and
-    finished pods cannot change: the reason says which."""
+    finished pods cannot change: the reason says which. A pod whose state record cannot be read (too large,
+    too deep, not JSON: record.unreadable) is refused until it is removed: a write would overwrite it."""
+    unreadable = record.unreadable(pod)
+    if unreadable:
+        return unreadable
     phase = podstate.phase(pod) or 'unknown'
     if podstate.is_terminating(pod):
         return 'pod is terminating (it is being deleted; its replacement, if any, is another pod)'

@@ -32,6 +32,15 @@ Ownership (one implementation, used for pod records and for the rollout record o
 an unfinished record names the run that writes it (``owner``) and until when it counts
 (``expires``, renewed at each stage). ``holder`` tells whether another live run holds a record:
 a record is free once finished, expired, or when its owner ran on this host and its pid is gone.
+
+Records are claims, never proof (docs/safety.md): anyone who may patch a pod can write them. Whether a pod is
+done is judged from its live spec and status; a record can only narrow that (hold a pod, keep a before-state),
+and widens what counts as the requested image only where it is bound to the pod (``bound``: a record carries the
+uid of the pod it was written on; one copied from another pod is dropped when read) and plausible
+(pods/images.py). Expiries are capped: no run writes one more than MAX_HOLD_SECONDS ahead (claim), and a record
+read with one further ahead holds nothing, so a forged "in progress until 9999" does not stop later runs. An annotation that is not a JSON object, larger than
+MAX_ANNOTATION_BYTES or nested deeper than MAX_DEPTH is unreadable (``unreadable`` says why): it counts as no
+record, and the pod operations refuse to change the pod until it is removed (pods/plan.py).
 """
 
 import calendar
@@ -52,6 +61,13 @@ FINISHED = (DONE, ROLLED_BACK)
 ACTIVE = (IN_PROGRESS, ROLLING_BACK)   # states in which a record is held by its owner
 TIME_FORMAT = '%Y-%m-%dT%H:%M:%SZ'
 TAKEOVER_HINT = 'wait, or set force_takeover'
+# Bounds of what is read from an annotation (records are a few hundred bytes, nested about four deep).
+MAX_ANNOTATION_BYTES = 65536
+MAX_DEPTH = 16
+# The longest a record can hold a pod or workload, counted from now: one wait of a run at its bounds
+# (wait_timeout, min_ready_seconds and drain_seconds at most a day each: options.MAX_SECONDS) and a margin.
+# Written expiries never exceed it (claim); a record read with an expiry further ahead holds nothing (holder).
+MAX_HOLD_SECONDS = 4 * 86400
 
 
 def timestamp(seconds=None):
@@ -116,7 +132,7 @@ def claim(rec, owner, ttl, now=None):
     now = time.time() if now is None else now
     result = dict(rec)
     result['owner'] = dict(owner)
-    result['expires'] = timestamp(now + ttl)
+    result['expires'] = timestamp(now + min(ttl, MAX_HOLD_SECONDS))
     return result
 
 
@@ -129,9 +145,9 @@ def holder(rec, owner, force=False, now=None, alive=pid_alive, settled=False):
     other = rec.get('owner')
     if not isinstance(other, dict) or (other.get('run'), other.get('host')) == (owner.get('run'), owner.get('host')):
         return None
-    expires = parse_timestamp(rec.get('expires'))
-    if expires is None or expires <= (time.time() if now is None else now):
-        return None
+    expires, now = parse_timestamp(rec.get('expires')), time.time() if now is None else now
+    if expires is None or expires <= now or expires > now + MAX_HOLD_SECONDS:
+        return None   # expired, or past the cap: no run writes that (claim), so it holds nothing
     if other.get('host') == owner.get('host') and isinstance(other.get('pid'), int) and (
             other['pid'] == owner.get('pid') or not alive(other['pid'])):
         # Gone, or our own process: an earlier run in the same ansible-playbook has ended (its tasks run
@@ -156,14 +172,64 @@ def pod_holder(pod, owner, force=False, now=None, alive=pid_alive, settled=None)
     return None
 
 
+def nesting(text):
+    """How deep ``text`` (JSON) nests arrays and objects, counted without recursion (strings skipped)."""
+    depth = deepest = 0
+    inside = escaped = False
+    for char in text:
+        if inside:
+            if escaped:
+                escaped = False
+            elif char == '\\':
+                escaped = True
+            elif char == '"':
+                inside = False
+        elif char == '"':
+            inside = True
+        elif char in '[{':
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ']}':
+            depth -= 1
+    return deepest
+
+
+def read(obj, annotation):
+    """(the JSON object in one annotation of ``obj`` or None, why it is unreadable or None). Bounded: the
+    size is checked before parsing, and the nesting without recursion (a deep one would raise RecursionError
+    in the parser: caught too)."""
+    raw = (podstate.meta(obj, 'annotations') or {}).get(annotation)
+    if not raw:
+        return None, None
+    if not isinstance(raw, str):
+        return None, 'not a string'
+    size = len(raw.encode('utf-8', 'replace'))
+    if size > MAX_ANNOTATION_BYTES:
+        return None, '%d bytes, more than %d' % (size, MAX_ANNOTATION_BYTES)
+    if raw.count('[') + raw.count('{') > MAX_DEPTH and nesting(raw) > MAX_DEPTH:
+        return None, 'nested deeper than %d levels' % MAX_DEPTH
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return None, 'not JSON (%s)' % str(exc)[:80]
+    if not isinstance(value, dict):
+        return None, 'not a JSON object'
+    return value, None
+
+
 def decode(obj, annotation):
     """The JSON object in one annotation of ``obj``, or None (absent or unreadable)."""
-    raw = (podstate.meta(obj, 'annotations') or {}).get(annotation)
-    try:
-        value = json.loads(raw) if raw else None
-    except ValueError:
+    return read(obj, annotation)[0]
+
+
+def unreadable(pod, annotation=ANNOTATION):
+    """Why the pod's record annotation cannot be read, naming it and the fix, or None (absent or readable)."""
+    problem = read(pod, annotation)[1]
+    if problem is None:
         return None
-    return value if isinstance(value, dict) else None
+    return ('annotation %s is unreadable (%s); nothing is changed on this pod while it is there: remove it '
+            '(kubectl annotate pod -n %s %s %s-) once no run is updating the pod' % (
+                annotation, problem, podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name'), annotation))
 
 
 def dump(value):
@@ -172,14 +238,29 @@ def dump(value):
 
 
 def records(pod):
-    """All records on the pod ({operation: record}); an unreadable annotation counts as none."""
-    return decode(pod, ANNOTATION) or {}
+    """All records on the pod ({operation: record}); an unreadable annotation counts as none, and a record
+    written on another pod (its ``uid`` is not this pod's: copied) is dropped."""
+    uid = podstate.meta(pod, 'uid')
+    return {operation: rec for operation, rec in (decode(pod, ANNOTATION) or {}).items()
+            if not (isinstance(rec, dict) and rec.get('uid') not in (None, uid))}
 
 
 def get(pod, operation):
     """The record of one operation, or None."""
     value = records(pod).get(operation)
     return value if isinstance(value, dict) else None
+
+
+def bound(pod, rec):
+    """``rec`` was written on this pod: it carries the pod's uid (a record without one, written before records
+    carried it or by hand, can hold a pod but never widens what counts as done)."""
+    return isinstance(rec, dict) and rec.get('uid') == podstate.meta(pod, 'uid')
+
+
+def get_bound(pod, operation):
+    """The record of one operation when it is bound to the pod (``bound``), or None."""
+    rec = get(pod, operation)
+    return rec if bound(pod, rec) else None
 
 
 def begin(pod, operation, target, snapshots, generation=None, now=None, settled=False):
@@ -193,8 +274,11 @@ def begin(pod, operation, target, snapshots, generation=None, now=None, settled=
         for name, snap in (previous.get('before') or {}).items():
             if name in before:
                 before[name] = snap
-    return {'state': IN_PROGRESS, 'target': dict(target), 'before': before,
-            'started': now, 'updated': now, 'generation': generation}
+    rec = {'state': IN_PROGRESS, 'target': dict(target), 'before': before,
+           'started': now, 'updated': now, 'generation': generation}
+    if podstate.meta(pod, 'uid'):
+        rec['uid'] = podstate.meta(pod, 'uid')
+    return rec
 
 
 def transition(record, state, now=None, **fields):

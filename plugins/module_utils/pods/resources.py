@@ -25,7 +25,11 @@ MIN_CPU_LIMIT = Fraction(10, 1000)
 # <quantity> ::= <signedNumber><suffix>; <number> ::= digits | digits.digits | digits. | .digits
 # <suffix> ::= Ki|Mi|Gi|Ti|Pi|Ei | n|u|m|""|k|M|G|T|P|E | (e|E)<signed integer>
 
-_QUANTITY_RE = re.compile(r'^([+-]?)(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$')
+_QUANTITY_RE = re.compile(r'^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?\Z')
+# Bounds (Kubernetes keeps quantities within int64 nano-units: 9.2e18 at most): no more digits than that, an
+# exponent as large as the largest suffix (E: 1e18), so a value such as 1e30000000 is refused, not computed.
+MAX_DIGITS = 40
+MAX_EXPONENT = 24
 _BINARY = {s: 1024 ** (i + 1) for i, s in enumerate(('Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'))}
 _DECIMAL = {'n': Fraction(1, 10 ** 9), 'u': Fraction(1, 10 ** 6), 'm': Fraction(1, 1000), '': 1,
             'k': 10 ** 3, 'M': 10 ** 6, 'G': 10 ** 9, 'T': 10 ** 12, 'P': 10 ** 15, 'E': 10 ** 18}
@@ -53,8 +57,12 @@ def parse_quantity(value):
     if not match:
         raise ValueError('%r is not a Kubernetes quantity (for example 500m, 1, 1.5, 128Mi, 1G)' % text)
     sign, number, suffix = match.groups()
-    amount = Fraction(number if not number.endswith('.') else number[:-1])
     suffix = suffix or ''
+    exponent = suffix[1:] if len(suffix) > 1 and suffix[0] in 'eE' else '0'
+    if len(number) > MAX_DIGITS or len(exponent) > 6 or abs(int(exponent)) > MAX_EXPONENT:
+        raise ValueError('%r is out of range: at most %d digits and an exponent from -%d to %d (for example 500m, '
+                         '2, 128Mi)' % (text[:40], MAX_DIGITS, MAX_EXPONENT, MAX_EXPONENT))
+    amount = Fraction(number if not number.endswith('.') else number[:-1])
     if suffix in _BINARY:
         amount *= _BINARY[suffix]
     elif suffix in _DECIMAL:

@@ -14,15 +14,16 @@ from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 ORDERS = ('ordinal', 'reverse_ordinal', 'node', 'label', 'name')
 POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index'
 # A percentage (group 1) or a whole number (group 2), blanks around either.
-_COUNT_RE = re.compile(r'^\s*(?:(\d+(?:\.\d+)?)\s*%|(\d+))\s*$')
-_ORDINAL_RE = re.compile(r'-(\d+)$')
+_COUNT_RE = re.compile(r'^[ \t]*(?:([0-9]{1,3}(?:\.[0-9]{1,6})?)[ \t]*%|([0-9]{1,7}))[ \t]*\Z')
+_ORDINAL_RE = re.compile(r'-([0-9]{1,9})\Z')
 
 
 def parse_count(value, name='count'):
     """The one grammar of a count: ``(number, True)`` for a percentage from 0% to 100% ('25%', '12.5 %'),
     ``(number, False)`` for a whole number (3, '3'), None for no value (None, '', blanks: the default).
-    Blanks around the value are allowed; anything else ('+3', '-1', '3.5', '1_000', '10%%', True) raises a
-    ValidationError that names ``name``. The role's preflight and the module read counts through this alone."""
+    Spaces and tabs around the value are allowed; anything else ('+3', '-1', '3.5', '1_000', '10%%', True, a
+    line break, digits other than ASCII 0-9, more than 7 digits) raises a ValidationError that names ``name``.
+    The role's preflight and the module read counts through this alone."""
     if value is None or isinstance(value, str) and not value.strip():
         return None
     if isinstance(value, bool):
@@ -32,6 +33,8 @@ def parse_count(value, name='count'):
     if not match:
         if text.strip().startswith('-'):
             raise ValidationError('%s must not be negative (%s)' % (name, text.strip()))
+        if text.strip(' \t').isdigit() and text.strip(' \t').isascii() and len(text.strip(' \t')) > 7:
+            raise ValidationError('%s must be at most 9999999, not %s' % (name, text.strip(' \t')[:40]))
         raise ValidationError('%s must be a number or a percentage, not %r' % (name, value))
     if match.group(1) is None:
         return int(match.group(2)), False

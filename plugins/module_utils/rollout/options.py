@@ -19,7 +19,8 @@ from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import validate_images
-from ansible_collections.inplace.k8s.plugins.module_utils.options import STRATEGIES
+from ansible_collections.inplace.k8s.plugins.module_utils.options import STRATEGIES, check_bounds
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, progress
 
 # The argument spec of the options documented in doc_fragments/rollout_options.py (the module adds its state).
 ROLLOUT_ARG_SPEC = {
@@ -122,6 +123,11 @@ class RolloutOptions(namedtuple('RolloutOptions', [name for name, _default in RU
                                       'stop_after_batches') if (getattr(self, name) or 0) < 0]
         if negative:
             raise ValidationError('%s must not be negative' % ' and '.join(negative))
+        check_bounds(self._asdict())
+        for name in ('batch_size', 'canary', 'partition', 'max_unavailable'):
+            batching.parse_count(getattr(self, name), name)   # its grammar and bounds, before anything is read
+        if self.progress_file is not None and progress.file_error(self.progress_file):
+            raise ValidationError('%s; nothing was changed' % progress.file_error(self.progress_file))
         if self.analysis not in (None, 'success', 'failure', 'inconclusive'):
             raise ValidationError('internal.analysis: success, failure or inconclusive, got %r' % self.analysis)
         if (self.max_failed_pods or 0) < 0:

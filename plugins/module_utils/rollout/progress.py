@@ -11,6 +11,10 @@ HEARTBEAT seconds while a step runs, so a watcher of the job sees it is alive). 
 file; a file that cannot be written ends the reporting, never the rollout."""
 
 import json
+import os
+import re
+import stat
+import tempfile
 import threading
 import time
 
@@ -115,6 +119,30 @@ class Progress:
                 out.write(json.dumps(entry) + '\n')
         except (IOError, OSError):
             self.path = None   # reporting ends; the rollout goes on
+
+
+# The only files the module writes its progress to: the ones the action makes (tempfile.mkstemp with this prefix
+# and suffix, plugins/action/rollout_workload.py), in the temporary directory, regular, not linked, empty at first.
+_PROGRESS_NAME = re.compile(r'inplace-progress-[A-Za-z0-9_]{1,64}\.jsonl\Z')
+
+
+def file_error(path):
+    """Why ``path`` is not a progress file the action made (internal.progress_file), or None."""
+    if not isinstance(path, str) or not path:
+        return 'internal.progress_file: a path is expected'
+    name, directory = os.path.basename(path), os.path.dirname(path)
+    if not _PROGRESS_NAME.match(name) or not os.path.isabs(path) or \
+            os.path.realpath(directory) != os.path.realpath(tempfile.gettempdir()):
+        return ('internal.progress_file: %s is not a file the action of rollout_workload made (%s*%s in %s); it is '
+                'the role\'s plumbing: remove it' % (path[:200], 'inplace-progress-', '.jsonl', tempfile.gettempdir()))
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return 'internal.progress_file: %s does not exist; it is made by the action of rollout_workload' % path
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_size:
+        return ('internal.progress_file: %s is not the empty regular file the action made (a link, or written '
+                'already); it is the role\'s plumbing: remove it' % path)
+    return None
 
 
 class Silent:

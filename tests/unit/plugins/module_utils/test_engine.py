@@ -203,7 +203,7 @@ def test_readiness_gate_drain_and_restore():
     original = drain.set_gate
 
     def spy(kube, pod, gate, ready, reason=None, message=None, metadata=None):
-        seen.append((ready, record.records({'metadata': metadata}).get('image', {}).get('state')
+        seen.append((ready, record.decode({'metadata': metadata}, record.ANNOTATION).get('image', {}).get('state')
                      if metadata else None))
         return original(kube, pod, gate, ready, reason, message, metadata)
     drain.set_gate = spy
@@ -560,7 +560,8 @@ def test_a_tag_switched_to_its_digest_by_a_restart_is_that_tag():
     spec_of(pod, 'app')['image'] = digest
     status_of(pod, 'app')['image'] = digest
     pod['metadata'].setdefault('annotations', {})[record.ANNOTATION] = json.dumps({'recreate': {
-        'state': record.DONE, 'target': {'app': digest}, 'before': {'app': {'image': 'registry.example/app:1.0'}}}})
+        'state': record.DONE, 'target': {'app': digest}, 'before': {'app': {'image': 'registry.example/app:1.0'}},
+        'uid': pod['metadata']['uid']}})
     result = run(cluster, {'app': 'registry.example/app:1.0'})[0]
     assert result['changed'] is False and result['summary']['unchanged'] == 1
     assert not writes(cluster)

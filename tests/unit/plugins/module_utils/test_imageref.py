@@ -57,7 +57,8 @@ def test_switch_target_refusals(spec, image_id, recorded, reason):
 def _switched_pod(tag='registry.example/app:1.0', target='registry.example/app@' + DIGEST):
     pod = load('pod_web.json')
     spec_of(pod, 'app')['image'] = target
-    rec = {'state': record.DONE, 'target': {'app': target}, 'before': {'app': {'image': tag}}}
+    rec = {'state': record.DONE, 'target': {'app': target}, 'before': {'app': {'image': tag}},
+           'uid': pod['metadata']['uid']}
     pod['metadata'].setdefault('annotations', {})[record.ANNOTATION] = json.dumps({'recreate': rec})
     return pod
 

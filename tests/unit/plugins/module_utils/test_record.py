@@ -34,7 +34,7 @@ def test_unreadable_annotation_counts_as_none(web_pod, raw):
 def test_begin_fresh(web_pod):
     rec = record.begin(web_pod, 'image', {'app': 'registry.example/app:2.0'}, SNAP, generation=1, now='T0')
     assert rec == {'state': 'in-progress', 'target': {'app': 'registry.example/app:2.0'}, 'before': SNAP,
-                   'started': 'T0', 'updated': 'T0', 'generation': 1}
+                   'started': 'T0', 'updated': 'T0', 'generation': 1, 'uid': web_pod['metadata']['uid']}
 
 
 @pytest.mark.parametrize('previous_state, keeps_old_before', [

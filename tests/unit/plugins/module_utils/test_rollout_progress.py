@@ -85,8 +85,18 @@ def test_durations_read_as_people_write_them():
     assert [progress.duration(s) for s in (0, 59.4, 61, 3599, 3725)] == ['0s', '59s', '1m01s', '59m59s', '1h02m']
 
 
-def test_the_loop_writes_the_plan_every_step_and_the_end(tmp_path):
-    path = tmp_path / 'p'
+@pytest.fixture
+def progress_file():
+    """A progress file as the action makes it (the only kind the module writes to)."""
+    import tempfile
+    handle, path = tempfile.mkstemp(prefix='inplace-progress-', suffix='.jsonl')
+    os.close(handle)
+    yield path
+    os.unlink(path)
+
+
+def test_the_loop_writes_the_plan_every_step_and_the_end(progress_file):
+    path = progress_file
     values = dict(state='rollout', namespace='shop', kind='StatefulSet', name='web', images={'app': 'reg/app:2'},
                   window=True, batch_size='1', run_id='test-run', wait_timeout=30, canary='1',
                   internal={'progress_file': str(path)})
@@ -116,10 +126,15 @@ def test_the_action_reader_shows_each_complete_line_once(tmp_path):
     assert shown == ['one', 'two']
 
 
-def action(args, transport='local', async_val=0):
+def action(args, transport='local', async_val=0, role='inplace.k8s.rollout'):
+    """The action of a task of ``role`` (None: a playbook's own task)."""
     from unittest import mock
     from ansible_collections.inplace.k8s.plugins.action.rollout_workload import ActionModule
     task = mock.MagicMock(args=args, async_val=async_val, check_mode=False, diff=False)
+    task._role = None
+    if role:
+        task._role = mock.MagicMock(_role_path='/elsewhere/roles/%s' % role.rpartition('.')[2])
+        task._role.get_name.return_value = role
     connection = mock.MagicMock(transport=transport, has_native_async=False)
     connection._shell.tmpdir = None
     plugin = ActionModule(task, connection, mock.MagicMock(), mock.MagicMock(), mock.MagicMock(), mock.MagicMock())
