@@ -118,8 +118,8 @@ class Reader:
         gitops_kind = GITOPS_KINDS.get(owner['tool'])
         if gitops_kind is None or not owner.get('name'):
             return None, False, 'no object named'
-        if not paths.is_name(owner['name']) or not (owner.get('namespace') is None or
-                                                    paths.is_namespace(owner['namespace'])):
+        namespace_ok = owner.get('namespace') is None or paths.is_namespace(owner['namespace'])
+        if not paths.is_name(owner['name']) or not namespace_ok:
             return None, False, 'not a valid object name or namespace: not read'
         candidates = self._candidates(gitops_kind, owner)
         verdicts = [(obj,) + manages.manages(gitops_kind, obj, kind, workload) for obj in candidates]

@@ -117,10 +117,9 @@ def admitted_image(pod, container, requested):
     rec = record.get_bound(pod, IMAGE_RECORD) or {}
     target = (rec.get('target') or {}).get(container)
     stored = (rec.get('stored') or {}).get(container)
-    if (isinstance(stored, str) and isinstance(target, str) and podstate.same_image(target, requested)
-            and rewrites(stored, requested)):
-        return stored
-    return None
+    if not (isinstance(stored, str) and isinstance(target, str)):
+        return None
+    return stored if podstate.same_image(target, requested) and rewrites(stored, requested) else None
 
 
 def satisfies(pod, container, requested):

@@ -166,8 +166,9 @@ class PlanStep:
         pending = [podstate.meta(p, 'name') for p in ordered if self.pending(p)]
         # A pod Pending on its way to running is not refused: the change waits for it (on the target already) or
         # makes it once it runs, within wait_timeout (pods/plan.py transient).
-        refused = {podstate.meta(p, 'name'): reason for p in ordered if podstate.meta(p, 'name') in pending
-                   and not plan.waits(p) for reason in [plan.pod_refusal(p, self._changed_containers(p))] if reason}
+        waiting = set(podstate.meta(p, 'name') for p in ordered if plan.waits(p))
+        refused = {podstate.meta(p, 'name'): reason for p in ordered if podstate.meta(p, 'name') in set(pending) - waiting
+                   for reason in [plan.pod_refusal(p, self._changed_containers(p))] if reason}
         if refused:
             raise ValidationError('pod(s) cannot be updated in place now: %s' % '; '.join(
                 '%s: %s' % item for item in sorted(refused.items())), refused=refused)
