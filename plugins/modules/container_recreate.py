@@ -267,6 +267,14 @@ pods:
           (with O(wait=false), the restart was started), V(failed) or V(conflict).
       type: str
       sample: updated
+    gone:
+      description:
+        - With status V(gone) - why the pod went away, as the cluster says it.
+        - C(cause) is V(evicted), V(deleted), V(preempted), V(node-lost) or V(failed-evicted); C(detail) the C(DisruptionTarget)
+          reason and message or the deletion; C(when) V(before) (its turn), V(in_flight) or V(after).
+      type: dict
+      returned: when the pod went away during the run
+      sample: {cause: evicted, detail: 'EvictionByEvictionAPI: Eviction API: evicting (node node-1)', when: in_flight}
     changed:
       description: Containers of this pod were restarted (or would be, in check mode).
       type: bool

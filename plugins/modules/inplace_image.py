@@ -236,10 +236,19 @@ pods:
     status:
       description:
         - What happened. V(unchanged), V(would_update) (check mode), V(refused), V(updated), V(converged) (spec
-          was already set; waited for it), V(written) (O(wait=false)), V(failed), V(rolled_back) or V(conflict)
-          (another writer changed these containers; not overwritten).
+          was already set; waited for it), V(written) (O(wait=false)), V(failed), V(rolled_back), V(conflict) (another
+          writer changed these containers; not overwritten) or V(gone) (the pod went away during the run - deleted,
+          evicted, preempted, its node lost - not a failure).
       type: str
       sample: updated
+    gone:
+      description:
+        - With status V(gone) - why the pod went away, as the cluster says it.
+        - C(cause) is V(evicted), V(deleted), V(preempted), V(node-lost) or V(failed-evicted); C(detail) the C(DisruptionTarget)
+          reason and message or the deletion; C(when) V(before) (its turn), V(in_flight) or V(after).
+      type: dict
+      returned: when the pod went away during the run
+      sample: {cause: evicted, detail: 'EvictionByEvictionAPI: Eviction API: evicting (node node-1)', when: in_flight}
     changed:
       description: This pod was written (or would be, in check mode).
       type: bool
