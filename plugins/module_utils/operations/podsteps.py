@@ -111,7 +111,7 @@ class PodSteps:
         uid = podstate.meta(run.plan.pod, 'uid')
 
         def gone(pod):
-            left = departure.departure(pod, uid)
+            left = departure.of(self.watcher, run.plan.name, uid, pod)
             return PodGone(run.plan.name, *left) if left is not None else None
         try:
             pod = self.watcher.wait_for(run.plan.name, lambda p: not planning.waits(p), gone,

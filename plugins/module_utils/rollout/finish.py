@@ -49,6 +49,7 @@ class FinishStep:
         images, resources = self._current_target()
         if not self.restart and (w.record or {}).get('state') in record.ACTIVE:
             guard.release_check(images, resources)(w)   # checked again on the read the release write is guarded by
+        listed_now = synced is None   # else the pods as the last step's sync listed them
         synced, pods = synced or self._sync()
         rec = w.record
         if self.restart or not rec:
@@ -66,7 +67,8 @@ class FinishStep:
         final = ROLLED_BACK if rec.get('state') in (ROLLING_BACK, ROLLED_BACK) else DONE
         moved = {}
         if known is not None and not self.check_mode:
-            pods = w.pods()   # the one list of the end: what the result claims is what the cluster has now
+            if not listed_now:
+                pods = w.pods()   # the one list of the end: what the result claims is what the cluster has now
             moved = reconcile(pods, self.watched, set(known), images, resources, w.spec.get('replicas'))
         if final == DONE and rec.get('state') == IN_PROGRESS:
             self._check_overwritten(partition.outside(rec, pods), images, (rec.get('before') or {}).get('images') or {})

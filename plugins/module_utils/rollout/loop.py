@@ -202,10 +202,11 @@ class OneCall:
         run['finished'].pop('warnings', None)
         run['progress'].extend(run['finished'].get('progress') or [])
         seen = set((item.get('name'), item.get('uid')) for item in run.get('gone') or [])
-        run.setdefault('gone', []).extend(item for item in run['finished'].pop('gone', None) or []
-                                          if (item.get('name'), item.get('uid')) not in seen)
+        found = [item for item in run['finished'].pop('gone', None) or []
+                 if (item.get('name'), item.get('uid')) not in seen]
+        run.setdefault('gone', []).extend(found)
         run['replaced'] = run['finished'].pop('replaced', None) or []
-        run['progress'].extend(report.gone_line(item) for item in run['gone'] if item.get('when') == 'after')
+        run['progress'].extend(report.gone_line(item) for item in found)
         if run['replaced']:
             run['progress'].append('replaced by their controller during the run, on the target: %s' % ', '.join(
                 item['name'] for item in run['replaced']))

@@ -15,19 +15,18 @@ def progress_lines(batch, out, check_mode=False):
     failed = [item['name'] for item in step.get('failed_pods') or []]
     failed_here = set(name for item in failed for name in item.split(','))   # a whole-batch entry names all
     not_started = set(step.get('not_started') or [])
-    gone = [item for item in step.get('gone') or [] if item.get('name') in names]
-    not_started |= set(item['name'] for item in gone)   # neither done nor failed
+    gone_here = set(item['name'] for item in step.get('gone') or [] if item.get('name') in names)
     if check_mode:
         counts = 'would update %d pod(s) (check mode: nothing written)' % len(names)
     else:
         earlier = len([name for name in failed if name not in names and ',' not in name])
         counts = '%d done, %d failed%s; %s/%s pods run the target' % (
-            len([name for name in names if name not in failed_here and name not in not_started]),
+            len([name for name in names if name not in failed_here | not_started | gone_here]),
             len([name for name in names if name in failed_here]),
             ', %d earlier pod(s) failed after they were counted done' % earlier if earlier else '',
             step.get('updated', '?'), step.get('total', '?'))
-    if len(not_started) > len(gone):
-        counts += ', %d not started' % (len(not_started) - len(gone))
+    if not_started:
+        counts += ', %d not started' % len(not_started)
     if step.get('gone'):
         counts += ', %d gone (deleted, evicted or preempted: not failed, nothing to undo)' % len(step['gone'])
     window = step.get('window')

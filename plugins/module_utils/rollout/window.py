@@ -184,13 +184,12 @@ class Window:
             changed[name] = entry
             if pod is not None:
                 pods.append(pod)
-        for name, entry in changed.items():
-            pod = self.watcher.get(name)
             left = departure.departure(pod, entry.get('uid'))
             if left is not None:   # went away after it was counted done: not ours to judge any more
-                self.watched.pop(name, None)
                 self.gone.append(dict(departure.entry(pod or {'metadata': {'name': name, 'uid': entry.get('uid')}},
                                                       *left, when=departure.AFTER), uid=entry.get('uid')))
+        for item in self.gone:
+            self.watched.pop(item['name'], None)
         found = watch_failures(pods, changed, self.overwritten)
         for item in found:
             self.failed.append(item)

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError, ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, guardian, plan as planning, podstate, record
@@ -623,3 +623,83 @@ def test_a_watch_behind_the_write_is_no_conflict():
                            sleep=lambda seconds: None)
     result = runner.run([copy.deepcopy(p) for p in sorted(cluster.pods.values(), key=lambda p: p['metadata']['name'])])
     assert [p['status'] for p in result['pods']] == ['updated', 'updated']
+
+
+# ---- pods that go away during a run (pods/departure.py): gone, never failed, nothing undone
+
+def run_watched(cluster, images, watcher, **changes):
+    runner = engine.Engine(cluster, ImageOperation(images), options(**changes), watcher, sleep=lambda seconds: None)
+    listed = [copy.deepcopy(p) for p in sorted(cluster.pods.values(), key=lambda p: p['metadata']['name'])]
+    return runner.run(listed)
+
+
+def evict(cluster, name):
+    """What the Eviction API leaves of a pod while it terminates."""
+    pod = cluster.pods[name]
+    pod['metadata']['deletionTimestamp'] = '2026-01-01T00:00:00Z'
+    pod['status'].setdefault('conditions', []).append({'type': 'DisruptionTarget', 'status': 'True',
+                                                       'reason': 'EvictionByEvictionAPI',
+                                                       'message': 'Eviction API: evicting'})
+
+
+def test_a_pod_evicted_while_its_change_is_waited_for_is_gone_in_flight_and_not_failed():
+    cluster = FakeCluster(pods(2))
+    watcher = FakeWatcher(cluster)
+    watcher.during_wait = lambda cluster, name: evict(cluster, name)
+    result = run_watched(cluster, {'app': NEW}, watcher)
+    gone = [p for p in result['pods'] if p['status'] == 'gone']
+    assert len(gone) == 1 and gone[0]['gone']['cause'] == 'evicted' and gone[0]['gone']['when'] == 'in_flight'
+    assert 'EvictionByEvictionAPI' in gone[0]['gone']['detail']
+    assert result['summary']['gone'] == 1 and result['summary']['failed'] == 0 and result['summary']['updated'] == 1
+
+
+def test_a_pod_deleted_before_its_write_is_gone_and_not_written():
+    cluster = FakeCluster(pods(1))
+
+    def delete(cluster, name):   # deleted between the plan and the write: the write is answered 404
+        del cluster.pods[name]
+        raise NotFoundError('pods "%s" not found' % name, status=404)
+    cluster.before_write = delete
+    result = run_watched(cluster, {'app': NEW}, FakeWatcher(cluster))
+    entry = result['pods'][0]
+    assert entry['status'] == 'gone' and entry['gone']['cause'] == 'deleted'
+    assert result['summary']['failed'] == 0
+
+
+def test_a_pending_pod_on_its_way_to_running_is_waited_for_then_updated():
+    pending = pods(1)[0]
+    running = copy.deepcopy(pending)
+    pending['status']['phase'] = 'Pending'
+    for status in pending['status'].get('containerStatuses') or []:
+        status['state'] = {'waiting': {'reason': 'ContainerCreating'}}
+    cluster = FakeCluster([pending])
+    watcher = FakeWatcher(cluster)
+
+    def starts(cluster, name):
+        cluster.pods[name] = copy.deepcopy(running)
+    watcher.during_wait = starts
+    result = run_watched(cluster, {'app': NEW}, watcher)
+    assert result['pods'][0]['status'] == 'updated'
+
+
+def test_a_pod_that_stays_pending_is_refused_past_wait_timeout_with_the_reason():
+    pending = pods(1)[0]
+    pending['status']['phase'] = 'Pending'
+    pending['spec'].pop('nodeName', None)
+    cluster = FakeCluster([pending])
+    result, _runner = run(cluster, {'app': NEW}, wait_timeout=7)
+    entry = result['pods'][0]
+    assert entry['status'] == 'refused' and 'not scheduled yet' in entry['reason']
+    assert 'still after 7s (wait_timeout)' in entry['reason']
+    assert writes(cluster) == []
+
+
+def test_a_lost_node_fails_the_wait_naming_the_node():
+    cluster = FakeCluster(pods(1))
+    watcher = FakeWatcher(cluster)
+    runner = engine.Engine(cluster, ImageOperation({'app': NEW}), options(), watcher, sleep=lambda seconds: None)
+    runner.nodes._trouble[cluster.pods['web-0']['spec']['nodeName']] = 'node n is not ready: Ready=Unknown since T'
+    cluster.kubelet = False   # the pod never restarts: only the node's trouble can end the wait early
+    result = runner.run([copy.deepcopy(cluster.pods['web-0'])])
+    entry = result['pods'][0]
+    assert entry['status'] == 'failed' and 'NodeNotReady' in entry['reason'] and 'Ready=Unknown' in entry['reason']
