@@ -645,7 +645,7 @@ def evict(cluster, name):
 def test_a_pod_evicted_while_its_change_is_waited_for_is_gone_in_flight_and_not_failed():
     cluster = FakeCluster(pods(2))
     watcher = FakeWatcher(cluster)
-    watcher.during_wait = lambda cluster, name: evict(cluster, name)
+    watcher.during_wait = evict
     result = run_watched(cluster, {'app': NEW}, watcher)
     gone = [p for p in result['pods'] if p['status'] == 'gone']
     assert len(gone) == 1 and gone[0]['gone']['cause'] == 'evicted' and gone[0]['gone']['when'] == 'in_flight'
