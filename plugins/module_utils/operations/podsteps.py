@@ -108,14 +108,9 @@ class PodSteps:
     def _running(self, run):
         """Wait (at most wait_timeout) for a pod that is Pending on its way to running, then plan it again: its
         fresh plan (refused with the reason when it is still not running). PodGone when it went away meanwhile."""
-        uid = podstate.meta(run.plan.pod, 'uid')
-
-        def gone(pod):
-            left = departure.of(self.watcher, run.plan.name, uid, pod)
-            return PodGone(run.plan.name, *left) if left is not None else None
         try:
-            pod = self.watcher.wait_for(run.plan.name, lambda p: not planning.waits(p), gone,
-                                        self.options.wait_timeout or NOT_READY_TIMEOUT)
+            pod = self.watcher.wait_for(run.plan.name, lambda p: not planning.waits(p),
+                                        lambda p: self._departure(run, p), self.options.wait_timeout or NOT_READY_TIMEOUT)
         except WaitTimeout:
             latest = self.watcher.get(run.plan.name) or run.plan.pod
             run.plan = planning.plan_pod(latest, self.op.desired(latest), self.op.judge)
@@ -141,8 +136,7 @@ class PodSteps:
                 return None
         else:
             return None
-        left = departure.of(self.watcher, name, podstate.meta(run.plan.pod, 'uid'), pod)
-        return PodGone(name, *left) if left is not None else None
+        return self._departure(run, pod)
 
     def _cancelled_owner_gone(self, run):
         """A run cancelled on this host still holds the pod (cancel.cancelled_owner): wait, at most wait_timeout,
@@ -198,25 +192,19 @@ class PodSteps:
         except PodGone as exc:
             self._went(run, exc)
         except ConcurrentChange as exc:
-            gone = self._departed(run, read=True)
-            if gone is not None:
-                self._went(run, gone)
+            if self._went(run, self._departed(run, read=True)):
                 return run
             run.finish(CONFLICT, exc.msg)
             if run.written:   # the record must not say in-progress (or settle as done) for another's change
                 self._finish_record(run, rec, record.FAILED, error='conflict: %s' % exc.msg)
         except PodFailure as exc:
-            gone = self._departed(run)   # its containers stopped because it is going away: not a failure
-            if gone is not None:
-                self._went(run, gone)
+            if self._went(run, self._departed(run)):   # its containers stopped because it is going away
                 return run
             run.error = exc.as_dict()
             self._recover(run, rec, exc)
         except (WaitTimeout, ApiError) as exc:
-            gone = PodGone(plan.name, *departure.of(self.watcher, plan.name)) if isinstance(exc, NotFoundError) \
-                else self._departed(run, read=True)
-            if gone is not None:
-                self._went(run, gone)
+            if self._went(run, self._departure(run, None) if isinstance(exc, NotFoundError)
+                          else self._departed(run, read=True)):
                 return run
             run.error = {'container': None, 'reason': type(exc).__name__, 'message': exc.msg}
             if isinstance(exc, AdmissionDenied) and not run.written:
@@ -230,10 +218,13 @@ class PodSteps:
         return run
 
     def _went(self, run, gone):
-        """The pod went away in flight: not a failure; nothing of it is undone (no undrain, no rollback, no
-        record: the pod and its record go with it)."""
+        """The pod went away in flight (``gone``: a PodGone; None: it did not): not a failure; nothing of it is
+        undone (no undrain, no rollback, no record: the pod and its record go with it). Did it go?"""
+        if gone is None:
+            return False
         run.went(gone, departure.IN_FLIGHT)
         run.gate = None
+        return True
 
     def _recover(self, run, rec, exc):
         """After a failure: roll back if asked and possible, record the outcome."""

@@ -22,6 +22,12 @@ class Waiting:
         if failure is not None:
             raise failure
 
+    def _departure(self, run, pod):
+        """PodGone when ``pod`` (the latest version of the run's pod, None when the watch saw it go) went away,
+        else None; the one place a pod's departure becomes a PodGone (pods/departure.py)."""
+        left = departure.of(self.watcher, run.plan.name, podstate.meta(run.plan.pod, 'uid'), pod)
+        return PodGone(run.plan.name, *left) if left is not None else None
+
     def _gone(self, run):
         """failed(pod) of a wait: PodGone when the pod went away (pods/departure.py: not a failure of the change),
         PodFailure when it failed as a whole or its node is not ready (pods/nodes.py), else None."""
@@ -29,9 +35,9 @@ class Waiting:
         node = (run.plan.pod.get('spec') or {}).get('nodeName')
 
         def failed(pod):
-            left = departure.of(self.watcher, run.plan.name, uid, pod)
-            if left is not None:
-                return PodGone(run.plan.name, *left)
+            gone = self._departure(run, pod)
+            if gone is not None:
+                return gone
             failure = podstate.pod_failure(pod, uid)
             if failure:
                 return PodFailure(run.plan.name, *failure)
