@@ -6,12 +6,15 @@ a minimal pod for tests that need a few fields rather than the whole pod_web.jso
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import contextlib
 import copy
 import json
 import os
 import time
 
 import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.common.parameters import PASS_VARS
 
 FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures')
 
@@ -136,3 +139,25 @@ class ManualClock(object):
     def sleep(self, seconds):
         self.sleeps.append(seconds)
         self.now += seconds
+
+
+@contextlib.contextmanager
+def module_args(args, invocation=False):
+    """A module's main() run with ``args`` as its parameters, on every supported ansible-core (its own
+    patch_module_args from 2.19, the stdin buffer before). ``invocation``: the result holds the module's parameters
+    as Ansible reports them (asked for from 2.19, always there before)."""
+    args = dict(args)
+    if invocation and 'inject_invocation' in PASS_VARS:
+        args['_ansible_inject_invocation'] = True
+    try:
+        from ansible.module_utils.testing import patch_module_args
+    except ImportError:   # ansible-core 2.18
+        saved = basic._ANSIBLE_ARGS
+        basic._ANSIBLE_ARGS = json.dumps({'ANSIBLE_MODULE_ARGS': args}).encode()
+        try:
+            yield
+        finally:
+            basic._ANSIBLE_ARGS = saved
+        return
+    with patch_module_args(args):
+        yield

@@ -18,9 +18,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from ansible.module_utils import basic
-from ansible.module_utils.common.parameters import PASS_VARS
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import analysis_fetch
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.connection import test_transport
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import module_args
 
 pki = test_transport.pki   # the CA and the certificate for 127.0.0.1 (a module-scoped fixture)
 
@@ -134,16 +134,7 @@ rollout_analysis = _import_the_module()
 def module(checks, capsys):
     """rollout_analysis.main() with these checks: (its JSON answer, whether it failed). The answer holds the
     module's parameters (invocation) where ansible-core can be asked to (2.19+: INJECT_INVOCATION; always before)."""
-    args = {'checks': checks}
-    if 'inject_invocation' in PASS_VARS:
-        args['_ansible_inject_invocation'] = True
-    try:
-        from ansible.module_utils.testing import patch_module_args
-        patched = patch_module_args(args)
-    except ImportError:   # ansible-core 2.18
-        from unittest import mock
-        patched = mock.patch.object(basic, '_ANSIBLE_ARGS', json.dumps({'ANSIBLE_MODULE_ARGS': args}).encode())
-    with patched, pytest.raises(SystemExit) as exited:
+    with module_args({'checks': checks}, invocation=True), pytest.raises(SystemExit) as exited:
         rollout_analysis.main()
     return json.loads(capsys.readouterr().out), exited.value.code != 0
 

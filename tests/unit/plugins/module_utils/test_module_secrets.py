@@ -21,10 +21,9 @@ import yaml
 
 from ansible.module_utils import _internal as ansible_internal, basic
 from ansible.module_utils.common import warnings as ansible_warnings
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import client
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load, module_args
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
 
 TOKEN = 'tok-SECRET-6b1f'
@@ -72,13 +71,14 @@ def harness(monkeypatch, tmp_path):
 
     # as in a module process of its own: warnings go to the result (not to a controller's display), and the
     # module's start-up patch of zipimport (module_utils/startup.py) is undone afterwards
-    monkeypatch.setattr(ansible_internal, 'is_controller', False)
+    monkeypatch.setattr(ansible_internal, 'is_controller', False, raising=False)   # 2.19+; 2.18 has no controller mode
     monkeypatch.setattr(zipimport, '_get_module_code', zipimport._get_module_code)
     from ansible_collections.inplace.k8s.plugins.modules import inplace_image
 
     def run(args, capsys=None):
-        monkeypatch.setattr(ansible_warnings, '_global_warnings', {})
-        with patch_module_args(dict(args, _ansible_inject_invocation=True)):
+        # each run starts with no warnings (a dict from 2.19, a list before)
+        monkeypatch.setattr(ansible_warnings, '_global_warnings', type(ansible_warnings._global_warnings)())
+        with module_args(args, invocation=True):
             with pytest.raises(SystemExit):
                 inplace_image.main()
         out = capsys.readouterr().out

@@ -12,12 +12,11 @@ import time
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import guardian, record
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, workload
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import spec_of, web_pods
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import module_args, spec_of, web_pods
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_guardian import Kube, drained_pod, entry
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock
@@ -35,7 +34,7 @@ def call(monkeypatch, capsys, name, args, kube=None):
     if kube is not None:
         monkeypatch.setattr(runner, 'connect', lambda task: kube)
         monkeypatch.setattr(runner, 'client', lambda params, pool_size=10: kube)
-    with patch_module_args(dict(args, _ansible_remote_tmp='/tmp', _ansible_keep_remote_files=False)):
+    with module_args(dict(args, _ansible_remote_tmp='/tmp', _ansible_keep_remote_files=False)):
         with pytest.raises(SystemExit):
             module.main()
     return json.loads(capsys.readouterr().out)

@@ -18,20 +18,8 @@ from ansible.module_utils import basic
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError
 from ansible_collections.inplace.k8s.plugins.module_utils.owners import keeper, lookup
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import module_args
 
-try:
-    from ansible.module_utils.testing import patch_module_args
-except ImportError:   # ansible-core before 2.19
-    import contextlib
-
-    @contextlib.contextmanager
-    def patch_module_args(args):
-        saved = basic._ANSIBLE_ARGS
-        basic._ANSIBLE_ARGS = json.dumps({'ANSIBLE_MODULE_ARGS': args}).encode()
-        try:
-            yield
-        finally:
-            basic._ANSIBLE_ARGS = saved
 
 AUTOMATED = {'prune': True, 'selfHeal': True}
 TENANT = ('team-a', 'web')
@@ -116,7 +104,7 @@ def main(monkeypatch, capsys, kube, **args):
     monkeypatch.setattr(keeper, 'start', lambda connect, items, run, max_seconds: None)
     warnings = []
     monkeypatch.setattr(basic.AnsibleModule, 'warn', lambda self, warning, **kwargs: warnings.append(warning))
-    with patch_module_args(dict({'namespace': TENANT[0], 'kind': 'Deployment', 'name': TENANT[1]}, **args)):
+    with module_args(dict({'namespace': TENANT[0], 'kind': 'Deployment', 'name': TENANT[1]}, **args)):
         with pytest.raises(SystemExit):
             gitops_suspend.main()
     return dict(json.loads(capsys.readouterr().out), warnings=warnings)
