@@ -54,22 +54,36 @@ def _detail(reason, message, pod):
                        ' (node %s)' % node if node else '')
 
 
+def _last(watcher, name, uid=None):
+    """The version of pod ``name`` (of ``uid``, when given) the watch saw deleted, or None."""
+    last = getattr(watcher, 'departed', lambda _name: None)(name) if watcher is not None else None
+    return last if last is not None and (not uid or podstate.meta(last, 'uid') == uid) else None
+
+
 def of(watcher, name, uid=None, pod=None):
     """departure() of pod ``name`` as a watch has it (``pod``: its latest version, None when the watch saw it go):
     the version the watch saw deleted tells why (its DisruptionTarget), else it was deleted."""
     if pod is None:
-        last = getattr(watcher, 'departed', lambda _name: None)(name) if watcher is not None else None
-        if last is not None and (not uid or podstate.meta(last, 'uid') == uid):
-            return departure(last) or (DELETED, 'the pod was deleted')
-        return DELETED, 'the pod was deleted'
+        last = _last(watcher, name, uid)
+        return (departure(last) if last is not None else None) or (DELETED, 'the pod was deleted')
     return departure(pod, uid)
+
+
+def gone_entry(watcher, name, when, uid=None, pod=None):
+    """The ``gone`` entry of pod ``name`` (``uid``: the pod the run knew; ``pod``: its latest version, None when the
+    watch saw it go) when it went away, else None: its node and cause from the last version the watch has."""
+    left = of(watcher, name, uid, pod)
+    if left is None:
+        return None
+    known = pod if pod is not None and (not uid or podstate.meta(pod, 'uid') == uid) else _last(watcher, name, uid)
+    found = entry(known or {'metadata': {'name': name}}, left[0], left[1], when)
+    found['uid'] = uid or found['uid']
+    return found
 
 
 def missing(watcher, name):
     """A ``gone`` entry for pod ``name`` that a run was to change and did not find any more (before its turn)."""
-    last = getattr(watcher, 'departed', lambda _name: None)(name) if watcher is not None else None
-    cause, detail = of(watcher, name)
-    return entry(last or {'metadata': {'name': name}}, cause, detail, BEFORE)
+    return gone_entry(watcher, name, BEFORE)
 
 
 def entry(pod, cause, detail, when):

@@ -184,10 +184,9 @@ class Window:
             changed[name] = entry
             if pod is not None:
                 pods.append(pod)
-            left = departure.departure(pod, entry.get('uid'))
-            if left is not None:   # went away after it was counted done: not ours to judge any more
-                self.gone.append(dict(departure.entry(pod or {'metadata': {'name': name, 'uid': entry.get('uid')}},
-                                                      *left, when=departure.AFTER), uid=entry.get('uid')))
+            gone = departure.gone_entry(self.watcher, name, departure.AFTER, entry.get('uid'), pod)
+            if gone is not None:   # went away after it was counted done: not ours to judge any more
+                self.gone.append(gone)
         for item in self.gone:
             self.watched.pop(item['name'], None)
         found = watch_failures(pods, changed, self.overwritten)

@@ -111,3 +111,13 @@ def test_follow_and_unfollow_count_the_pods_of_a_node():
     health.unfollow('node-1')
     assert health._followed == {}
     health.stop()
+
+
+def test_a_gone_entry_takes_node_and_cause_from_the_version_the_watch_saw_deleted():
+    last = pod(target='EvictionByEvictionAPI', deleting='T', node='node-3')
+    found = departure.gone_entry(Watch(last), 'web-0', 'after', 'u1')
+    assert (found['cause'], found['node'], found['uid'], found['when']) == ('evicted', 'node-3', 'u1', 'after')
+    # replaced under the same name: the old pod's last version tells why it went
+    found = departure.gone_entry(Watch(last), 'web-0', 'after', 'u1', pod(uid='u2'))
+    assert (found['cause'], found['uid']) == ('evicted', 'u1')
+    assert departure.gone_entry(Watch(None), 'web-0', 'after', 'u1', pod()) is None
