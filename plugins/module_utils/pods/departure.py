@@ -62,10 +62,11 @@ def _last(watcher, name, uid=None):
 
 def of(watcher, name, uid=None, pod=None):
     """departure() of pod ``name`` as a watch has it (``pod``: its latest version, None when the watch saw it go):
-    the version the watch saw deleted tells why (its DisruptionTarget), else it was deleted."""
-    if pod is None:
+    the version of ``uid`` the watch saw deleted tells why (its DisruptionTarget), else departure() of ``pod``."""
+    if pod is None or (uid and podstate.meta(pod, 'uid') != uid):   # gone (or replaced under the same name)
         last = _last(watcher, name, uid)
-        return (departure(last) if last is not None else None) or (DELETED, 'the pod was deleted')
+        if last is not None:
+            return departure(last) or (DELETED, 'the pod was deleted')
     return departure(pod, uid)
 
 
