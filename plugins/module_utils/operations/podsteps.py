@@ -155,6 +155,11 @@ class PodSteps:
             self.events.pod_started(run.pod, run.plan)
         try:
             return self._change_pod(run, resume)
+        except PodGone as exc:
+            # It went away where _change_pod's own handlers do not reach: while it was put back in service after
+            # its change (the undrain's wait), or during a rollback's wait. Nothing else of it to do.
+            run.went(exc, departure.AFTER if run.status in FINISHED_OK else departure.IN_FLIGHT)
+            return run
         finally:
             cancel.in_flight_done(run.plan.name, run.status)
             self.events.pod_finished(run)

@@ -703,3 +703,23 @@ def test_a_lost_node_fails_the_wait_naming_the_node():
     result = runner.run([copy.deepcopy(cluster.pods['web-0'])])
     entry = result['pods'][0]
     assert entry['status'] == 'failed' and 'NodeNotReady' in entry['reason'] and 'Ready=Unknown' in entry['reason']
+
+
+def test_a_pod_evicted_while_it_is_put_back_in_service_is_gone_after_its_change():
+    gated = pods(1)
+    gated[0]['spec']['readinessGates'] = [{'conditionType': GATE}]
+    gated[0]['status']['conditions'].append({'type': GATE, 'status': 'True'})
+    cluster = FakeCluster(gated)
+    watcher = FakeWatcher(cluster)
+    waits = []
+    real_wait = watcher.wait_for
+
+    def wait_for(name, done, failed=None, timeout=300):
+        waits.append(name)
+        if len(waits) == 4:   # drain, restart, ready, then the undrain's wait for Ready
+            evict(cluster, name)
+        return real_wait(name, done, failed, timeout)
+    watcher.wait_for = wait_for
+    result = run_watched(cluster, {'app': NEW}, watcher, readiness_gate=GATE)
+    entry = result['pods'][0]
+    assert (entry['status'], entry['gone']['cause'], entry['gone']['when']) == ('gone', 'evicted', 'after'), entry
