@@ -14,7 +14,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations import engi
 from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Drain, ImageChange, ResizeChange, RestartChange, Strategy, Target, Task, Wait,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, departure, podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import IN_PROGRESS
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import spec_images, unique
@@ -88,6 +88,16 @@ class BatchStep:
         out, latest = self._synced = self._sync(names=[name for name in names if name not in left])
         out.update(changes)
         current = {podstate.meta(p, 'name'): p for p in latest}
+        # Changed, then deleted and recreated by its controller from the old template under the same name (a
+        # StatefulSet's pod evicted after its change): gone after it was done, not another writer's change nor a pod
+        # we recreated; a step after the last one changes its replacement (loop._swept).
+        changed_uid = dict((pod['name'], pod.get('uid')) for _key, pod in change_pods(changes) if pod.get('uid'))
+        moved = [name for name in names if name not in left and name in current
+                 and changed_uid.get(name) not in (None, podstate.meta(current[name], 'uid'))
+                 and not pod_matches(current[name], self.images, self.resources)]
+        gone.extend(departure.gone_entry(window.watcher if window is not None else None, name, departure.AFTER,
+                                         changed_uid[name], current[name]) for name in moved)
+        left.update(moved)
         kept = [name for name in names if name not in left and name in current]
         verified = {} if self.check_mode else {name: watch_entry(current[name], self._watched_containers())
                                                for name in kept if not self.pending(current[name])}
@@ -95,7 +105,7 @@ class BatchStep:
             # Pods counted done that failed while the window ran (it halted then), each once.
             failed.extend(item for item in window.failed if item['name'] not in failed_names)
             failed_names.update(item['name'] for item in window.failed)
-            gone.extend(window.gone)
+            gone.extend(item for item in window.gone if item['name'] not in moved)
             out['window'] = window.report()
         failed.extend(item for item in self._watch_failures(current.values()) if item['name'] not in failed_names)
         # Counted done by the change, yet its spec is off the target now: another writer set it in between
@@ -108,7 +118,7 @@ class BatchStep:
         for key, pod in change_pods(changes):
             timings.setdefault(pod['name'], {})[key] = pod.get('timings') or {}
         out.update(blocked=gated['blocked'], failed_pods=failed, verified=verified, timings=timings, not_started=not_started,
-                   recreated=recreated_pods(changes), gone=gone,
+                   recreated=[name for name in recreated_pods(changes) if name not in moved], gone=gone,
                    changed=bool(out['changed'] or any(r.get('changed') for r in changes.values())))
         if self.diff:
             out['diff'] = [r.pop('diff') for r in changes.values() if r.get('diff')]
