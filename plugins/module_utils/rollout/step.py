@@ -92,9 +92,7 @@ class BatchStep:
         # StatefulSet's pod evicted after its change): gone after it was done, not another writer's change nor a pod
         # we recreated; a step after the last one changes its replacement (loop._swept).
         changed_uid = dict((pod['name'], pod.get('uid')) for _key, pod in change_pods(changes) if pod.get('uid'))
-        moved = [name for name in names if name not in left and name in current
-                 and changed_uid.get(name) not in (None, podstate.meta(current[name], 'uid'))
-                 and not pod_matches(current[name], self.images, self.resources)]
+        moved = [name for name in names if self._moved(name, left, current, changed_uid)]
         gone.extend(departure.gone_entry(window.watcher if window is not None else None, name, departure.AFTER,
                                          changed_uid[name], current[name]) for name in moved)
         left.update(moved)
@@ -126,6 +124,14 @@ class BatchStep:
         out.update(progress=progress_lines(batch, out, self.check_mode), halt=halts(out, batch))
         self._told_step(batch, out)
         return out
+
+    def _moved(self, name, left, current, changed_uid):
+        """The pod of this name was changed, then replaced from the old template by its controller."""
+        if name in left or name not in current:
+            return False
+        if changed_uid.get(name) in (None, podstate.meta(current[name], 'uid')):
+            return False
+        return not pod_matches(current[name], self.images, self.resources)
 
     def _prepull_ahead(self, batch):
         """{node: [images]} of the pods of the next batch (``batch.prepull_next``) that still need the images."""
