@@ -17,6 +17,7 @@ import copy
 from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import kubeconfig as kubeconfig_loader, proxy
+from ansible_collections.inplace.k8s.plugins.module_utils.options import WAIT_TIMEOUT
 
 
 def _env(name):
@@ -70,7 +71,7 @@ TARGET_CONSTRAINTS = {
 
 WAIT_ARG_SPEC = {
     'wait': {'type': 'bool', 'default': True},
-    'wait_timeout': {'type': 'int', 'default': 300},
+    'wait_timeout': {'type': 'int', 'default': WAIT_TIMEOUT},
     'min_ready_seconds': {'type': 'int', 'default': 0},
 }
 

@@ -21,6 +21,9 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
 # read or written. Seconds: at most a day (a longer wait is a stuck run, and the pods' records hold a pod at most
 # a few such waits: pods/record.py MAX_HOLD_SECONDS). Counts: what a run can do at once or in a row.
 MAX_SECONDS = 86400
+# The default of every wait_timeout (args.WAIT_ARG_SPEC, the rollout's ROLLOUT_ARG_SPEC and the role's
+# rollout_wait_timeout, which tests/unit checks against it) and of the waits that take no option: written once here.
+WAIT_TIMEOUT = 300
 SECONDS_FIELDS = ('wait_timeout', 'min_ready_seconds', 'drain_seconds', 'pause_seconds', 'canary_pause_seconds',
                   'kruise_ttl_seconds_after_finished', 'kruise_termination_grace_period_seconds')
 MAX_CONCURRENCY = 256
@@ -96,14 +99,14 @@ class Target(namedtuple('Target', 'namespace name names label_selectors field_se
         return labels, ','.join(found) or None
 
 
-class Wait(namedtuple('Wait', 'enabled timeout min_ready_seconds', defaults=(True, 300, 0))):
+class Wait(namedtuple('Wait', 'enabled timeout min_ready_seconds', defaults=(True, WAIT_TIMEOUT, 0))):
     """Whether and how long to wait for the change (args.WAIT_ARG_SPEC)."""
 
     __slots__ = ()
 
     @classmethod
     def from_params(cls, params):
-        return cls(enabled=params.get('wait', True), timeout=params.get('wait_timeout', 300),
+        return cls(enabled=params.get('wait', True), timeout=params.get('wait_timeout', WAIT_TIMEOUT),
                    min_ready_seconds=params.get('min_ready_seconds') or 0)
 
 
