@@ -17,7 +17,6 @@ import copy
 from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import kubeconfig as kubeconfig_loader, proxy
-from ansible_collections.inplace.k8s.plugins.module_utils.options import WAIT_TIMEOUT
 
 
 def _env(name):
@@ -68,6 +67,10 @@ TARGET_CONSTRAINTS = {
     'mutually_exclusive': [('name', 'names', 'label_selectors'), ('name', 'names', 'field_selectors')],
     'required_one_of': [('name', 'names', 'label_selectors', 'field_selectors')],
 }
+
+# The default of every wait_timeout (here, the rollout's ROLLOUT_ARG_SPEC and the role's rollout_wait_timeout, which
+# tests/unit checks against it) and of the waits that take no option: written once here.
+WAIT_TIMEOUT = 300
 
 WAIT_ARG_SPEC = {
     'wait': {'type': 'bool', 'default': True},
@@ -193,6 +196,15 @@ def protect_secrets(module):
     module.no_log_values.update(kubeconfig_secrets(kubeconfig))
     module.no_log_values.update(proxy.credentials(params.get('proxy') or ''))
     return module
+
+
+def default(spec, name):
+    """The default of option ``name`` of ``spec`` as the typed options hold it: a list's as a tuple, None without
+    one (the one place a default is written is the argument spec)."""
+    value = spec[name].get('default')
+    if isinstance(value, list) or value is None and spec[name]['type'] == 'list':
+        return tuple(value or ())
+    return value
 
 
 def argument_spec(*specs, **extra):

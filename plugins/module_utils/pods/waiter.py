@@ -29,7 +29,7 @@ from collections import deque
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import Kube, backoff_delay
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, WaitTimeout
-from ansible_collections.inplace.k8s.plugins.module_utils.options import WAIT_TIMEOUT
+from ansible_collections.inplace.k8s.plugins.module_utils.args import WAIT_TIMEOUT
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
 WATCH_SECONDS = 30   # the server ends each watch after this; it is then resumed from the last version

@@ -18,7 +18,7 @@ from collections import namedtuple
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.inplace.k8s.plugins.module_utils.args import (
-    DRAIN_ARG_SPEC, EVENTS_ARG_SPEC, OWNERS_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC,
+    DRAIN_ARG_SPEC, EVENTS_ARG_SPEC, OWNERS_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, default,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import validate_images
@@ -75,18 +75,11 @@ INTERNAL = {'verify': False, 'analysis_after': None, 'resume': None, 'analysis':
 STEP_FIELDS = (('watch', None), ('seconds', 0), ('prepull_next', ()), ('progress_label', None))
 
 
-def _run_default(spec):
-    """An option's default as RolloutOptions holds it: the spec's (lists as tuples; None without one)."""
-    default = spec.get('default')
-    return () if default is None and spec['type'] == 'list' else default
-
-
 # Every field of RolloutOptions with its default, derived from the argument specs (state: what Python callers get
 # without one; the module requires it).
 RUN_DEFAULTS = (('state', 'prepare'),) + tuple(
-    (name, _run_default(spec)) for name, spec in ROLLOUT_ARG_SPEC.items() if name != 'internal') + tuple(
-    (name, _run_default(spec)) for spec_set in (OWNERS_ARG_SPEC, EVENTS_ARG_SPEC) for name, spec in spec_set.items()
-) + tuple(INTERNAL.items()) + STEP_FIELDS
+    (name, default(spec, name)) for spec in (ROLLOUT_ARG_SPEC, OWNERS_ARG_SPEC, EVENTS_ARG_SPEC) for name in spec
+    if name != 'internal') + tuple(INTERNAL.items()) + STEP_FIELDS
 
 
 class Step(namedtuple('Step', 'names max_failed_pods prepull_next label started',

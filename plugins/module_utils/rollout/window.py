@@ -25,7 +25,7 @@ import time
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import CONFLICT, FAILED, NotStarted, PodGone
-from ansible_collections.inplace.k8s.plugins.module_utils.options import WAIT_TIMEOUT
+from ansible_collections.inplace.k8s.plugins.module_utils.args import WAIT_TIMEOUT
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, departure, podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import budgets
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import selector_matches

@@ -25,7 +25,7 @@ from collections import namedtuple
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import paths
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import restart
-from ansible_collections.inplace.k8s.plugins.module_utils.options import WAIT_TIMEOUT
+from ansible_collections.inplace.k8s.plugins.module_utils.args import WAIT_TIMEOUT
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import Watcher
 
