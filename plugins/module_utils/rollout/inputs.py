@@ -16,6 +16,7 @@ __metaclass__ = type
 import difflib
 
 from ansible.module_utils.parsing.convert_bool import boolean
+from ansible_collections.inplace.k8s.plugins.module_utils.config import usage
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 
@@ -43,8 +44,13 @@ def input_errors(role):
     named = 'name' in target if 'kind' in target else 'label_selectors' in target
     if 'namespace' not in target or not named:
         errors.append('rollout_target needs namespace and kind + name (or label_selectors)')
-    if action == 'apply' and not (images or resources or restart):
-        errors.append('give rollout_images and/or rollout_resources, or rollout_restart alone')
+    config = role.get('config') or []
+    if action == 'apply' and not (images or resources or restart or config):
+        errors.append('give rollout_images and/or rollout_resources, or rollout_restart alone, or rollout_config alone')
+    if config and (images or resources or restart):
+        errors.append('rollout_config cannot be combined with rollout_images, rollout_resources or rollout_restart: '
+                      'a config rollout alone')
+    errors.extend(usage.scope_errors(config))
     if restart and (images or resources):
         errors.append('rollout_restart cannot be combined with rollout_images or rollout_resources: restart alone')
     if action == 'release' and 'kind' not in target:
