@@ -47,9 +47,8 @@ class ConfigRollout:
         if self.scope is not None:
             missing = [ref for ref in sorted(self.scope) if self._object(ref) is None]
             if missing:
-                raise ValidationError('%s: %s not found in namespace %s; fix the name or create the object first '
-                                      '(rollout_config_data applies new data to objects that exist); nothing was '
-                                      'changed' % (field, ', '.join(missing), namespace))
+                raise ValidationError('%s: %s not found in namespace %s; fix the name or create the object first; '
+                                      'nothing was changed' % (field, ', '.join(missing), namespace))
 
     def _object(self, ref):
         if ref not in self.objects:
