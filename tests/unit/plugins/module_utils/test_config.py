@@ -86,9 +86,9 @@ def test_the_role_names_each_bad_entry_and_its_fix(entries, wanted):
         assert any('rollout_config cannot be combined' in e for e in inputs.input_errors(dict(role, restart=['app'])))
 
 
-def configmap(name='app-config', data=None, changed='2026-01-02T00:00:00Z', version='7'):
+def configmap(name='app-config', data=None, changed='2026-01-02T00:00:00Z', version='7', created='2025-01-01T00:00:00Z'):
     return {'kind': 'ConfigMap', 'metadata': {
-        'name': name, 'uid': 'cm-uid', 'resourceVersion': version, 'creationTimestamp': '2026-01-01T00:00:00Z',
+        'name': name, 'uid': 'cm-uid', 'resourceVersion': version, 'creationTimestamp': created,
         'managedFields': [{'manager': 'kubectl', 'time': changed}]}, 'data': data or {'mode': 'new', 'app.conf': 'a'}}
 
 
@@ -201,3 +201,26 @@ def test_config_names_a_missing_object_and_changes_nothing():
         batch(kube, config=['Configmap/app-config'])
     assert "write ConfigMap/app-config" in raised.value.msg
     assert kube.writes() == []
+
+
+def test_check_mode_shows_the_plan_and_writes_nothing():
+    kube = ConfigKube()
+    result = batch(kube, check_mode=True, diff=True, config=['auto'], restart_strategy='image_reference')
+    assert kube.writes() == []
+    assert sorted(result['config']['restarts']) == ['web-0', 'web-1', 'web-2'] and result['config']['scope'] == 'auto'
+    assert result['restart']['summary']['would_update'] == 2
+
+
+def test_a_configmap_that_did_not_change_since_the_pods_started_restarts_nothing():
+    kube = ConfigKube({'app-config': configmap(changed='2025-01-01T00:00:00Z')})
+    result = batch(kube, config=['ConfigMap/app-config'], restart_strategy='image_reference')
+    assert result['config']['restarts'] == {} and result['restart']['summary']['updated'] == 0
+    assert restarts.ANNOTATION not in kube.pods['web-0']['metadata']['annotations']
+    # The pods of the batch get the record of what their consumers run (a later rewrite without a data change is
+    # then proven harmless); once there, it is not written again.
+    assert [call[1] for call in kube.writes()] == BATCH
+    batch(kube, config=['ConfigMap/app-config'], restart_strategy='image_reference')
+    assert [call[1] for call in kube.writes()] == BATCH
+    # Created after the containers started (an optional reference that had nothing): they restart.
+    kube = ConfigKube({'app-config': configmap(changed='2025-01-01T00:00:00Z', created='2026-01-01T00:00:00Z')})
+    assert sorted(batch(kube, check_mode=True, config=['auto'])['config']['restarts']) == ['web-0', 'web-1', 'web-2']
