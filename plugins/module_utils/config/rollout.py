@@ -92,7 +92,6 @@ class ConfigRollout:
         restarts = dict((podstate.meta(pod, 'name'), self.select(pod)) for pod in pods if self.pending(pod))
         return {'scope': usage.AUTO if self.scope is None else sorted(self.scope), 'restarts': restarts}
 
-
     def mark(self, pods, names, check_mode=False, warn=None):
         """After a step: the pods ``names`` (their restarts done) get the record of what their consumers run now.
         The names of those written (or that would be, in check mode)."""

@@ -11,13 +11,12 @@ import json
 
 import pytest
 
+from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.config import plan, record, usage
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError, ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import restarts
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import inputs
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import (  # noqa: F401 (a fixture)
-    BATCH, Kube, batch, fake_watcher,
-)
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context as rollout_context, inputs
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import BATCH, Kube, Watcher, batch
 
 SPEC = {
     'volumes': [
@@ -147,6 +146,13 @@ def test_planned_restarts_are_counted_per_container_and_bound_to_the_pod():
 
 
 # --------------------------------------------------------------------------- through rollout_workload state=batch
+
+@pytest.fixture(autouse=True)
+def watcher(monkeypatch):
+    """The batches watch the fake cluster (test_rollout.py's Watcher)."""
+    monkeypatch.setattr(runner, 'PodWatcher', Watcher)
+    monkeypatch.setattr(rollout_context, 'PodWatcher', Watcher)
+
 
 class ConfigKube(Kube):
     """Kube (test_rollout.py) whose pods read ConfigMap app-config: app by env, metrics not at all."""
