@@ -172,9 +172,10 @@ class Strategy(namedtuple('Strategy', 'name exec_signal exec_command cri_client 
         return cls(params.get('strategy') or 'auto', *(params.get(name) for name in cls._fields[1:]))
 
 
-class RestartChange(namedtuple('RestartChange', 'containers ordered restarted_after strategy on_failure',
-                               defaults=(None, False, None, Strategy(), 'stop'))):
-    """container_recreate: which containers restart (None: the app containers), in order or not, since when."""
+class RestartChange(namedtuple('RestartChange', 'containers ordered restarted_after strategy on_failure select',
+                               defaults=(None, False, None, Strategy(), 'stop', None))):
+    """container_recreate: which containers restart (None: the app containers), in order or not, since when.
+    ``select``: none from a module's params; a config rollout's choice per pod (pod -> {container: why})."""
 
     __slots__ = ()
 

@@ -21,6 +21,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.args import (
     DRAIN_ARG_SPEC, EVENTS_ARG_SPEC, OWNERS_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, default,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.config import usage
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import validate_images
 from ansible_collections.inplace.k8s.plugins.module_utils.options import STRATEGIES, check_bounds
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, progress
@@ -37,6 +38,7 @@ ROLLOUT_ARG_SPEC = {
     'resources': {'type': 'dict'},
     'restart': {'type': 'list', 'elements': 'str'},
     'restart_id': {'type': 'str'},
+    'config': {'type': 'list', 'elements': 'str'},
     'allow_recreate': {'type': 'bool', 'default': False},
     'batch_size': {'type': 'str', 'default': '1'},
     'max_unavailable': {'type': 'str'},
@@ -109,14 +111,20 @@ class RolloutOptions(namedtuple('RolloutOptions', [name for name, _default in RU
         for name, default in RUN_DEFAULTS:
             value = internal.get(name) if name in INTERNAL else params.get(name)
             values[name] = default if value is None else value
-        for name in ('label_selectors', 'restart', 'names', 'prepull_next', 'analysis_after'):
+        for name in ('label_selectors', 'restart', 'names', 'prepull_next', 'analysis_after', 'config'):
             values[name] = tuple(values[name] or ())
         return cls(**values).checked()
 
     def checked(self):
         """self, or ValidationError for options that do not go together."""
-        if not (self.images or self.resources or self.restart) and self.state in ('prepare', 'batch', 'rollout'):
-            raise ValidationError('give images, resources or restart')
+        if not (self.images or self.resources or self.restart or self.config) and \
+                self.state in ('prepare', 'batch', 'rollout'):
+            raise ValidationError('give images, resources or restart, or config alone')
+        if self.config and (self.images or self.resources or self.restart):
+            raise ValidationError('config cannot be combined with images, resources or restart in one rollout')
+        config_errors = usage.scope_errors(self.config, 'config')
+        if config_errors:
+            raise ValidationError('%s; nothing was changed' % '; '.join(config_errors))
         if self.images:
             validate_images(self.images, 'images (rollout_images)')
         negative = [name for name in ('min_ready_seconds', 'seconds', 'pause_seconds', 'canary_pause_seconds',

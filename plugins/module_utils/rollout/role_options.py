@@ -46,6 +46,11 @@ def _positive_or_omit(value):
         return None
 
 
+def _config(value):
+    """rollout_config: ``auto`` alone may be a string; a list as it is; omitted when empty."""
+    return ([value] if isinstance(value, str) else list(value)) if value else None
+
+
 def _target(field):
     return lambda target: (target or {}).get(field)
 
@@ -60,6 +65,7 @@ OPTIONS = {
     'images': ('images', _or_omit),
     'resources': ('resources', _or_omit),
     'restart': ('restart', _or_omit),
+    'config': ('config', _config),
     'allow_recreate': ('allow_recreate', _as_is),
     'batch_size': ('batch_size', _string),
     'max_unavailable': ('max_unavailable', _string_or_omit),
