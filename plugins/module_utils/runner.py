@@ -17,7 +17,7 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.inplace.k8s.plugins.module_utils.args import protect_secrets
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import settings as connection_settings
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Kube
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import HAS_URLLIB3, URLLIB3_IMPORT_ERROR, Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     InplaceError, NoMatchError, OperationFailed, ValidationError,
 )
@@ -33,7 +33,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import Pod
 
 def execute(module, work):
     """The body of every module's main(), right after AnsibleModule(): mask the credentials of a
-    kubeconfig dict (args.protect_secrets), require the kubernetes client, call ``work(cancel)`` and exit with
+    kubeconfig dict (args.protect_secrets), require urllib3 (the kubernetes package only where a path needs it), call ``work(cancel)`` and exit with
     its result (its ``warnings`` become module warnings) or fail with an InplaceError's message. A module
     that drains pods (readiness_gate or drain_label, not in check mode) first forks its guardian
     (process/guardian.py: it puts drained pods back if this process is killed mid-change), then every module
@@ -41,8 +41,8 @@ def execute(module, work):
     once its playbook is cancelled it starts no pod and fails naming them."""
     protect_secrets(module)
     connection_settings.start_warnings()
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
+    if not HAS_URLLIB3:
+        module.fail_json(msg=missing_required_lib('urllib3 >= 2'), exception=str(URLLIB3_IMPORT_ERROR))
     params = module.params
     if not module.check_mode and (params.get('readiness_gate') or params.get('drain_label')):
         guardian.start(lambda: client(params, pool_size=4))
