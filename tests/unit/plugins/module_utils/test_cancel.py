@@ -8,8 +8,6 @@ run is cancelled."""
 import copy
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 
@@ -44,15 +42,6 @@ def run(cluster, token=None, **changes):
 def watch():
     """A run's token, not cancelled yet."""
     return cancel.Cancel()
-
-
-@pytest.fixture
-def child():
-    process = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])
-    yield process
-    if process.poll() is None:
-        process.kill()
-        process.wait()
 
 
 # ---- the watch

@@ -6,23 +6,12 @@
 answers (process/cancel.py); the watch and what a cancel stops are in test_cancel.py."""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
 from ansible_collections.inplace.k8s.plugins.module_utils.process import cancel, detach, guardian, keeper, lineage, proc
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock, wait_until
-
-
-@pytest.fixture
-def child():
-    process = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])
-    yield process
-    if process.poll() is None:
-        process.kill()
-        process.wait()
 
 
 def test_a_process_is_known_by_its_pid_and_start_time(child):
