@@ -180,7 +180,7 @@ def test_a_pod_drained_at_the_cancel_is_put_back_as_it_was(watch, monkeypatch):
 
 
 def test_the_window_lets_no_pod_start_once_cancelled(watch):
-    window = Window(FakePods(), width=2, timeout=10, cancel=watch)
+    window = Window(FakePods(), width=2, timeout=10, clock=lambda: 0.0, cancel=watch)
     assert window.acquire('a') == 0
     watch.cancel('SIGTERM received')
     with pytest.raises(NotStarted, match='SIGTERM received'):
