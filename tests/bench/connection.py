@@ -88,7 +88,7 @@ def median(rows, key):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--kubeconfig', help='a kubeconfig of a local cluster (without it: import only)')
     parser.add_argument('--namespace', default='kube-system')
     parser.add_argument('--requests', type=int, default=200)
@@ -98,7 +98,7 @@ def main():
     env = dict(os.environ, PYTHONPATH=collections_path())
     report = {'python': sys.version.split()[0], 'repeats': repeats}
     for name, imports in IMPORTS.items():
-        rows = [run(PRELUDE + imports + MEASURE_IMPORT, env) for _ in range(repeats)]
+        rows = [run(PRELUDE + imports + MEASURE_IMPORT, env) for _repeat in range(repeats)]
         report['import_' + name] = {'seconds': median(rows, 'import_s'), 'cpu_seconds': median(rows, 'import_cpu_s'),
                                     'rss_mib': median(rows, 'rss_mib')}
     if args.kubeconfig:
@@ -111,7 +111,7 @@ def main():
         report['requests'] = requests
         for name, connect in CONNECT.items():
             imports = IMPORTS['ours' if name == 'ours' else 'official']
-            rows = [run(PRELUDE + head + imports + connect + MEASURE_REQUESTS, env) for _ in range(repeats)]
+            rows = [run(PRELUDE + head + imports + connect + MEASURE_REQUESTS, env) for _repeat in range(repeats)]
             report['requests_' + name] = {k: median(rows, k) for k in ('cpu_ms_per_request', 'wall_ms_per_request',
                                                                        'rss_mib')}
     print(json.dumps(report, indent=2, sort_keys=True))

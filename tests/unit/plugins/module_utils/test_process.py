@@ -31,7 +31,9 @@ def test_alive_without_proc_asks_the_kernel(monkeypatch):
     monkeypatch.setattr(proc, 'stat', lambda pid: None)
     assert proc.alive(os.getpid())
     assert not proc.alive(2 ** 22 + 12345)
-    monkeypatch.setattr(proc.os, 'kill', lambda pid, signum: (_ for _ in ()).throw(PermissionError(1, 'EPERM')))
+    def refuse(pid, signum):
+        raise PermissionError(1, 'EPERM')
+    monkeypatch.setattr(proc.os, 'kill', refuse)
     assert proc.alive(1)   # another user's process exists
 
 
