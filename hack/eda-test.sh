@@ -125,6 +125,13 @@ EOF
   sleep 1
 done
 restarted=$((SECONDS - edited))
+if [ "$verdict" = OK ]; then
+  # A label edit leaves the data as it was: no second event (debounce_seconds is 1).
+  kubectl -n "$ns" label configmap app-config edited-by=eda-test >/dev/null
+  sleep 4
+  events=$(grep -c 'config_changes: modified ConfigMap/app-config' "$work/rulebook.log" || true)
+  [ "$events" = 1 ] || verdict="FAIL $events events for one data edit and one label edit (1 expected)"
+fi
 kill "$rulebook_pid" 2>/dev/null || true
 if [ "$verdict" != OK ]; then
   cat "$work/rulebook.log"
@@ -134,4 +141,4 @@ if [ "$verdict" != OK ]; then
 fi
 kubectl delete namespace "$ns" --wait=false >/dev/null
 echo "eda-test: passed: the ConfigMap edit restarted app in both pods in place within ${restarted} s (same pod UIDs," \
-     "new containerIDs, sidecars untouched); $((SECONDS - t0)) s in all"
+     "new containerIDs, sidecars untouched), one event, none for a label edit; $((SECONDS - t0)) s in all"
