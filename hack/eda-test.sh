@@ -26,14 +26,7 @@ if ! command -v java >/dev/null; then
   fi
 fi
 
-stamp="$venv/.done-$(sha256sum "$requirements" "$root/requirements.txt" | sha256sum | cut -c1-16)"
-if [ ! -f "$stamp" ]; then
-  rm -rf "$venv"
-  "${PYTHON:-$("$root/hack/find-python.sh")}" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --upgrade pip
-  "$venv/bin/python" -m pip install --quiet -r "$requirements"
-  touch "$stamp"
-fi
+"$root/hack/own-venv.sh" "$venv" "$requirements" "$root/requirements.txt"
 
 "$root/hack/cluster.sh" up >/dev/null
 export KUBECONFIG=${CLUSTERDIR:-$root/.cluster}/kubeconfig
