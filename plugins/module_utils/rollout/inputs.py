@@ -22,6 +22,11 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batchin
 # Counts: a number (3) or a percentage from 0% to 100% (25%, 12.5%); empty: the default. The module's grammar
 # (batching.parse_count), so that the preflight refuses exactly what the loop would.
 COUNTS = ('batch_size', 'canary', 'partition', 'max_unavailable')
+# The role's variables (without their prefix) the checks and window() read: what the action rollout_preflight
+# passes them when the role's task gives none (analysis: whether any check is given).
+INPUTS = ('action', 'target', 'images', 'resources', 'restart', 'restart_id', 'batch_size', 'canary', 'partition',
+          'max_unavailable', 'readiness_gate', 'drain_label', 'enable_drain_label', 'require_drain', 'window',
+          'pause_seconds', 'verify_tasks', 'stop_after_batches', 'analysis', 'analysis_after')
 
 
 def _count_ok(value):
