@@ -55,6 +55,7 @@ GONE = 410
 WATCH_SECONDS = 240          # timeoutSeconds of one watch request; the watch is then opened again
 MAX_DEBOUNCE = 3600
 BURST_PERIODS = 10           # a burst's event waits at most this many debounce periods after its first edit
+QUICK_END = 1.0             # seconds: a watch that ends sooner without an event is retried after a backoff
 MAX_FAILURES_SHIFT = 5       # backoff_delay(5): 16 s at most (before jitter) between attempts after errors
 KINDS = {'ConfigMap': 'configmaps', 'Secret': 'secrets'}
 WORKLOADS = (('Deployment', 'deployments'), ('StatefulSet', 'statefulsets'), ('DaemonSet', 'daemonsets'))
@@ -227,15 +228,20 @@ class Watch:
             try:
                 if self.version is None:
                     self._relist()
+                opened, events = time.monotonic(), 0
                 for event in self.kube.watch_collection(self.path, self.version, label_selector=self.selector,
                                                         timeout_seconds=WATCH_SECONDS):
-                    self.failures = 0
+                    self.failures, events = 0, events + 1
                     if self.stop.is_set():
                         return
                     if self.apply(event) == 'relist':
                         LOG.info('config_changes: the %s watch expired; listing again', self.kind)
                         self.version = None
                         break
+                if not events and time.monotonic() - opened < QUICK_END:
+                    # A watch that broke off at once, with nothing: the next one waits, as after an error.
+                    self.failures += 1
+                    self.sleep(backoff_delay(min(self.failures, MAX_FAILURES_SHIFT)))
             except InplaceError as exc:
                 self.failures += 1
                 if getattr(exc, 'status', None) == GONE:
