@@ -9,7 +9,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context as rollout_context
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import RolloutOptions
@@ -244,3 +244,37 @@ def test_the_report_of_rollout_action_rollback_or_release(state):
     report = rollout(kube, state=state)['report']
     assert report['mode'] == state and report['batches_planned'] == 0 and report['timings'] == {}
     assert report['pods'] == 3 and report['recreated_pods'] == 0   # the workload's pods, as the role counted them
+
+
+def test_the_run_returned_carries_its_schema_version_and_only_its_schema():
+    first = rollout(FakeApps([workload('StatefulSet')]), internal={'verify': True})
+    assert first['run']['version'] == 1 and first['run']['next'] == 1 and first['run']['batches'] == [
+        ['web-0'], ['web-1'], ['web-2']]
+
+
+@pytest.mark.parametrize('change, why', [
+    (lambda run: run.pop('version'), 'its schema version is None'),
+    (lambda run: run.update(version=2), 'its schema version is 2'),
+    (lambda run: run.update(injected=True), 'unknown key(s) injected'),
+    (lambda run: run.pop('batches'), 'key(s) missing: batches'),
+    (lambda run: run.update(next='1'), 'next is a str, not a int'),
+    (lambda run: run.update(stopped=1), 'stopped is a int, not a bool'),
+    (lambda run: run.update(steps_run=True), 'steps_run is a bool, not a int'),
+    (lambda run: run.update(next=7), 'next (7) or steps_run (1) is out of range of its 3 batch(es)'),
+    (lambda run: run.update(batches=[['web-0'], [1]]), 'batches is not a list of lists of pod names'),
+])
+def test_a_run_passed_back_changed_or_of_another_version_is_refused_and_nothing_is_written(change, why):
+    kube = FakeApps([workload('StatefulSet')])
+    first = rollout(kube, internal={'verify': True})
+    before = images_of(kube)
+    change(first['run'])
+    with pytest.raises(ValidationError) as raised:
+        resumed(kube, first, internal={'verify': True})
+    assert raised.value.msg.startswith('internal.resume is not a run state this module can resume: ' + why)
+    assert images_of(kube) == before
+
+
+def test_a_resume_that_is_not_a_mapping_is_refused():
+    from ansible_collections.inplace.k8s.plugins.module_utils.rollout.runstate import Run
+    with pytest.raises(ValidationError, match='it is a list, not the run a previous call returned'):
+        Run.load([1])
