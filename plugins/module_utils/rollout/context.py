@@ -12,9 +12,9 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import events, prepull
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.images import satisfies
-from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import ROLLED_BACK, ROLLING_BACK
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, budgets, progress
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.rolloutrecord import RolloutRecord
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.status import Teller
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_converged, pod_matches
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import watch_failures
@@ -157,7 +157,7 @@ class RolloutContext:
         if w is None:
             return
         rec = w.read() and w.record
-        if rec and rec.get('state') in record.ACTIVE:
+        if RolloutRecord(rec).active:
             if self.check_mode:
                 self._stamp(rec, rec)
             else:
@@ -172,12 +172,9 @@ class RolloutContext:
         """The values pods should have now: the rollout's target, or the before-values while rolling back."""
         if self.workload is not None:
             self.workload.read()
-            rec = self.workload.record or {}
-            if rec.get('state') in (ROLLING_BACK, ROLLED_BACK):
-                before = rec.get('before') or {}
-                return before.get('images') or {}, before.get('resources') or {}
-            if rec.get('target'):
-                return rec['target'].get('images') or {}, rec['target'].get('resources') or {}
+            held = self.workload.held
+            if held.rolling_back or held.target:
+                return held.values_now
         return self.images, self.resources
 
     def _revision_labels(self):

@@ -6,7 +6,7 @@
 is still the rollout's."""
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import WaitTimeout
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, poll, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, poll, podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, budgets, guard
 
 # The most between two looks while a batch is blocked: each look lists the workload's pods and the budgets.
@@ -42,7 +42,7 @@ class GateStep:
         """Another writer edited the template during this rollout (kubectl set image, an apply): raise
         ConcurrentChange naming the fields; nothing of it is overwritten and the workload stays held."""
         w = self.workload
-        if w is None or self.restart or not (w.record or {}).get('state') in record.ACTIVE:
+        if w is None or self.restart or not w.held.active:
             return
         images, resources = self._current_target()
         guard.check(w, images, resources)

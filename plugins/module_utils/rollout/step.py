@@ -15,7 +15,6 @@ from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Drain, ImageChange, ResizeChange, RestartChange, Strategy, Target, Task, Wait,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, departure, podstate
-from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import IN_PROGRESS
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import spec_images, unique
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_matches
@@ -172,7 +171,7 @@ class BatchStep:
             pulling = bool(self.options.prepull)
             # StatefulSet / DaemonSet: the revision labels ride on the image write (one write per pod, no relabel).
             held = self.workload is not None and self.workload.kind in ('StatefulSet', 'DaemonSet') and \
-                (self.workload.record or {}).get('state') == IN_PROGRESS
+                self.workload.held.in_progress
             changes['images'] = run(ImageChange(
                 self.images, on_failure=on_failure, prepull=pulling, prepull_run=self.owner['run'] if pulling else None,
                 prepull_ahead=self._prepull_ahead(batch) if pulling else None,
