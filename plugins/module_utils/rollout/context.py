@@ -163,7 +163,7 @@ class RolloutContext:
             else:
                 write_record(w, rec, stamp=lambda current, _rec: self._stamp(current, current))
 
-    def _told_step(self, batch, out):
+    def tell_step(self, batch, out):
         """After a step: its Event; a halt also writes the workload's status (its way out) with the record."""
         if not self.check_mode and self.tell.step(batch, out):
             self._renew()

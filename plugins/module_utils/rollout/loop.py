@@ -119,12 +119,7 @@ class OneCall:
                      prepull_next=tuple(batches[index + 1]) if index + 1 < len(batches) and self.options.prepull
                      else (), label=label, started=self.options.started)
         self.progress.step(label, batch.names)
-        try:
-            step = self.batch(batch)
-        except InplaceError as exc:
-            if 'failed_pods' not in exc.details:
-                raise
-            step = dict(exc.details, changed=False, msg=exc.msg)
+        step = self.run_step(batch).out
         counts = run.counts
         counts['done'] = step['updated'] if isinstance(step.get('updated'), int) else counts['done']
         counts['failed'] = len(run.failed_pods) + len(step.get('failed_pods') or [])

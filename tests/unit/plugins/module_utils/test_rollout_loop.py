@@ -278,3 +278,14 @@ def test_a_resume_that_is_not_a_mapping_is_refused():
     from ansible_collections.inplace.k8s.plugins.module_utils.rollout.runstate import Run
     with pytest.raises(ValidationError, match='it is a list, not the run a previous call returned'):
         Run.load([1])
+
+
+def test_a_whole_batch_the_gate_blocks_counts_each_of_its_pods_failed_and_none_earlier(monkeypatch):
+    def blocked(self, names=None, whole=True):
+        raise WaitTimeout('batch %s blocked for 30s: no' % ','.join(names), blocked=['no'])
+    monkeypatch.setattr(Rollout, 'gate', blocked)
+    run = rollout(FakeApps([workload('StatefulSet')]), batch_size='2')['run']
+    assert run['failed_pods'] == [{'name': 'web-0,web-1', 'status': 'blocked',
+                                   'reason': 'batch web-0,web-1 blocked for 30s: no'}]
+    line = run['steps'][0]['progress'][0]
+    assert line.startswith('batch 1 of 2 (web-0, web-1): 0 done, 2 failed; 0/3 pods run the target') and 'earlier' not in line
