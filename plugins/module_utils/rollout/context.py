@@ -151,7 +151,7 @@ class RolloutContext:
                                                     record.busy_message(current, 'workload')))
         return record.claim(rec, self.owner, 2 * self.options.wait_timeout + OWNER_MARGIN)
 
-    def _renew(self):
+    def renew_hold(self):
         """Each step: refuse a workload that another run is rolling out; renew our hold on an unfinished one."""
         w = self.workload
         if w is None:
@@ -166,9 +166,9 @@ class RolloutContext:
     def tell_step(self, batch, out):
         """After a step: its Event; a halt also writes the workload's status (its way out) with the record."""
         if not self.check_mode and self.tell.step(batch, out):
-            self._renew()
+            self.renew_hold()
 
-    def _current_target(self):
+    def values_now(self):
         """The values pods should have now: the rollout's target, or the before-values while rolling back."""
         if self.workload is not None:
             self.workload.read()
@@ -198,7 +198,7 @@ class RolloutContext:
             return list(self.restart)
         return sorted(set(self.images) | set(self.resources))
 
-    def _watch_failures(self, pods=None):
+    def failures_of_watched(self, pods=None):
         """failed_pods entries for the watched pods (``watch``) that no longer run as verified."""
         if not self.watched or self.check_mode:
             return []

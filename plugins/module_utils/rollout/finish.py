@@ -42,7 +42,7 @@ class FinishStep:
                                    'release (record state %s)' % (w.kind, w.namespace, w.name, held.state))
             images, resources = held.values_now
             return self._release(held, images, resources, final)
-        images, resources = self._current_target()
+        images, resources = self.values_now()
         if not self.restart and w.held.active:
             guard.release_check(images, resources)(w)   # checked again on the read the release write is guarded by
         listed_now = synced is None   # else the pods as the last step's sync listed them

@@ -37,7 +37,7 @@ class OneCall:
         if not resume:
             plan['plan_lines'] = report.plan_lines(plan, self.options, self.check_mode)
         if plan['mode'] == 'rollback':   # a rollback that did not finish: finished now, nothing applied again
-            return self._returned(plan, self._rolled_back(Run(stopped=True, watch={})))
+            return self._returned(plan, self._roll_back_run(Run(stopped=True, watch={})))
         if plan['mode'] not in IN_PLACE:
             plan['report'] = report.summary(report.plan_facts(plan), check_mode=self.check_mode)
             return plan
@@ -47,7 +47,7 @@ class OneCall:
         run.progress = []
         self.watched = dict(run.watch or {})
         if resume:
-            self._judged(run, self.options.analysis)
+            self._judge_analysis(run, self.options.analysis)
         self.progress = Progress.to(None if self.check_mode else self.options.progress_file,
                                     started=self.options.started, **run.counts)
         if not resume:
@@ -77,7 +77,7 @@ class OneCall:
             run.analysed_end = True
             run.point = {'after': 'the last batch', 'verify': False, 'analysis': True}
             return self._returned(plan, run)
-        run = self._ended(run)
+        run = self._end(run)
         run.watch = None   # the pods verified so far: for the next call only (about 180 bytes a pod)
         return self._returned(plan, run)
 
@@ -146,7 +146,7 @@ class OneCall:
         if not seconds or self.check_mode or not self.watched:
             return
         self.progress.note('%s: watching %d pod(s) for %ss' % (what, len(self.watched), seconds))
-        watched = self.watch(seconds)
+        watched = self.health.watch(seconds)
         failed = watched.get('failed_pods') or []
         run.failed_pods.extend(failed)
         run.progress.append('%s: %s' % (what, watched.get('message')))
@@ -167,7 +167,7 @@ class OneCall:
         return {'after': 'the canary' if canary else 'batch %d' % (index + 1), 'verify': verify,
                 'analysis': bool(analysis and not self.check_mode)}
 
-    def _judged(self, run, outcome):
+    def _judge_analysis(self, run, outcome):
         """The outcome of the analysis at the point the previous call returned: a failure is a failed step
         (on_failure applies), inconclusive halts with the workload held (never a rollback)."""
         point, run.point = run.point or {}, None
@@ -177,12 +177,12 @@ class OneCall:
         run.stopped = True
         run.progress.append('analysis after %s: %s' % (point.get('after'), outcome))
 
-    def _ended(self, run):
+    def _end(self, run):
         """The end of the loop: a rollback (failed pods or a failed analysis, on_failure rollback), the
         finish (every step ran), or a stop that leaves the workload held (its pre-pull pods deleted)."""
         failed = run.failed_pods or run.analysis_failed
         if failed and self.options.on_failure == 'rollback':
-            return self._rolled_back(run)
+            return self._roll_back_run(run)
         if run.stopped:
             if self.options.prepull and not self.check_mode:
                 self._delete_prepulled()
@@ -208,10 +208,10 @@ class OneCall:
                 item['name'] for item in run.replaced))
         return run
 
-    def _rolled_back(self, run):
+    def _roll_back_run(self, run):
         """The template and the pods back to the values from before (rollback.py), then the controller
         released (finish)."""
-        run.rollback = back = self.rollback()
+        run.rollback = back = self.restore_before()
         names = [name for group in back.get('groups') or [] for name in group['names']]
         run.progress.append('%s %d pod(s) back to the values from before' % (
             'would roll' if self.check_mode else 'rolled', len(names)))

@@ -23,14 +23,14 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload impor
 class RollbackStep:
     """The rollback step of Rollout (rollout/steps.py)."""
 
-    def roll_back(self):
+    def end_with_rollback(self):
         """The rollback as an end (state rollback): rollback, then finish (``finished``)."""
-        out = self.rollback()
+        out = self.restore_before()
         out['finished'] = self.finish()
         out['finished'].pop('warnings', None)
         return out
 
-    def rollback(self):
+    def restore_before(self):
         """Put the values from before back: on the template (pods chosen by selectors: what their own records
         hold), then on the pods that run the rollout's values (``groups``), each group at once through the pod
         modules' runner as the batches change pods, images then resources (``restored``: their results). A group

@@ -2,7 +2,7 @@
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""What one step of a rollout returns (rollout/step.py): its report, the gate's error when it did not let the
+"""What one step of a rollout returns (rollout/batch_step.py): its report, the gate's error when it did not let the
 batch through, and its failures - each failed pod, or the whole batch as the names it covers (a gate that did not
 let it through, a change that failed as a whole), never a pod name to split again."""
 

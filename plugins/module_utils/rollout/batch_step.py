@@ -58,7 +58,7 @@ class BatchStep:
             out = self.result([], **_nothing_done(not_started=list(names)))
             out.update(progress=progress_lines(batch, out, Failures(), self.check_mode), halt=True)
             return StepResult(out)
-        unhealthy = self._watch_failures()
+        unhealthy = self.failures_of_watched()
         if unhealthy:
             # A pod counted done earlier is failing now: nothing of this batch is written.
             out = self.result([], **_nothing_done(failed_pods=unhealthy, **self._progress_now()))
@@ -66,7 +66,7 @@ class BatchStep:
         sliding = bool(self.options.window) and not self.check_mode
         self.tell.before_step(batch, len(self.watched))
         try:
-            gated = self.gate(names, whole=not sliding)
+            gated = self.budget_gate.gate(names, whole=not sliding)
         except InplaceError as exc:
             return self._refused_by_gate(batch, exc)
         return StepResult(self._changed(batch, gated, sliding))
@@ -118,17 +118,14 @@ class BatchStep:
             failed_names.update(item['name'] for item in window.failed)
             gone.extend(item for item in window.gone if item['name'] not in moved)
             out['window'] = window.report()
-        failures.add(item for item in self._watch_failures(current.values()) if item['name'] not in failed_names)
+        failures.add(item for item in self.failures_of_watched(current.values()) if item['name'] not in failed_names)
         # Counted done by the change, yet its spec is off the target now: another writer set it in between
         # (kubectl set image). Reported, not silently left out of the watch (and never overwritten).
         failures.add({'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer after it was '
                       'updated (it runs %s); not overwritten' % spec_images(current[name], self.images)}
                      for name in ([] if self.restart or self.check_mode else kept)
                      if not pod_matches(current[name], self.images, self.resources))
-        timings = {}
-        for key, pod in change_pods(changes):
-            timings.setdefault(pod['name'], {})[key] = pod.get('timings') or {}
-        out.update(blocked=gated['blocked'], failed_pods=failures.entries(), verified=verified, timings=timings,
+        out.update(blocked=gated['blocked'], failed_pods=failures.entries(), verified=verified, timings=_timings(changes),
                    not_started=not_started, recreated=[name for name in recreated_pods(changes) if name not in moved],
                    gone=gone, changed=bool(out['changed'] or any(r.get('changed') for r in changes.values())))
         if self.diff:
@@ -144,7 +141,7 @@ class BatchStep:
 
     def _progress_now(self):
         """{updated, total} of the workload's pods against the values pods should have now."""
-        images, resources = self._current_target()
+        images, resources = self.values_now()
         return self._progress(self.pods(), images, resources)
 
     def _moved(self, name, left, current, changed_uid):
@@ -267,6 +264,14 @@ def _nothing_done(**report):
     """The report of a step that wrote nothing (cancelled, or a pod counted done earlier failing now)."""
     return dict(dict(failed_pods=[], blocked=[], verified={}, relabelled=[], undrained=[], not_started=[],
                      recreated=[], timings={}), **report)
+
+
+def _timings(changes):
+    """{pod: {change: its timings}} of the batch's changes."""
+    timings = {}
+    for key, pod in change_pods(changes):
+        timings.setdefault(pod['name'], {})[key] = pod.get('timings') or {}
+    return timings
 
 
 def _failed_as_a_whole(changes):
