@@ -105,8 +105,8 @@ class OneCall:
         run.batches.append(names)
         run.counts['total'] += len(names)
         run.progress.append('%d pod(s) the plan did not have (replaced by their controller, scaled up, or '
-                               'Pending at plan time) still need the change: one more step: %s' % (
-                                   len(names), ', '.join(names[:10]) + (' ...' if len(names) > 10 else '')))
+                            'Pending at plan time) still need the change: one more step: %s' % (
+                                len(names), ', '.join(names[:10]) + (' ...' if len(names) > 10 else '')))
         return True
 
     def _step(self, run, index):
@@ -151,7 +151,7 @@ class OneCall:
         run.failed_pods.extend(failed)
         run.progress.append('%s: %s' % (what, watched.get('message')))
         run.progress.extend('failed while watched: %s: %s' % (item.get('name'), item.get('reason'))
-                               for item in failed)
+                            for item in failed)
         if len(run.failed_pods) > (self.options.max_failed_pods or 0) or cancel.cancelled():
             run.stopped = True
 
@@ -257,4 +257,3 @@ def _counts(plan):
     """The pods of the run for its progress: all it covers, those on the target already, those failed."""
     done = len([pod for pod in plan.get('pods') or [] if pod.get('updated')])
     return {'total': done + sum(len(names) for names in plan['batches']), 'done': done, 'failed': 0}
-
