@@ -46,6 +46,7 @@ class Run:
     finished: dict = None                             # finish()'s result
     rollback: dict = None                             # rollback()'s result
     rolled_back: bool = None
+    verified_at: str = None                           # when the end listed the pods its result claims (UTC, ms)
 
     def to_dict(self):
         """The serialised run (shallow: its values are the run's own lists and dicts), with its schema version."""
