@@ -207,7 +207,7 @@ def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=
     if not diff:
         result.pop('diff')
     if missing and target.window is not None:
-        # The rollout's: its pods deleted before their turn, and why (rollout/step.py gone_pods).
+        # The rollout's: its pods deleted before their turn, and why (rollout/batch_step.py gone_pods).
         result['missing'] = [departure.missing(shared, name) for name in missing]
     failing = engine.ERROR_STATUSES + (() if target.continue_on_error else (engine.REFUSED,))
     failed = [p for p in result['pods'] if p['status'] in failing]

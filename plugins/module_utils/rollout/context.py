@@ -13,11 +13,11 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import events, prepull
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.images import satisfies
-from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import ROLLED_BACK, ROLLING_BACK
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
 from ansible_collections.inplace.k8s.plugins.module_utils.process import lineage
 from ansible_collections.inplace.k8s.plugins.module_utils.process.cancel import Cancel
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, budgets, progress
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.rolloutrecord import RolloutRecord
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.status import Teller
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_converged, pod_matches
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import watch_failures
@@ -163,33 +163,30 @@ class RolloutContext:
                                                     record.busy_message(current, 'workload')))
         return record.claim(rec, self.owner, 2 * self.options.wait_timeout + OWNER_MARGIN)
 
-    def _renew(self):
+    def renew_hold(self):
         """Each step: refuse a workload that another run is rolling out; renew our hold on an unfinished one."""
         w = self.workload
         if w is None:
             return
         rec = w.read() and w.record
-        if rec and rec.get('state') in record.ACTIVE:
+        if RolloutRecord(rec).active:
             if self.check_mode:
                 self._stamp(rec, rec)
             else:
                 write_record(w, rec, stamp=lambda current, _rec: self._stamp(current, current))
 
-    def _told_step(self, batch, out):
+    def tell_step(self, batch, out):
         """After a step: its Event; a halt also writes the workload's status (its way out) with the record."""
         if not self.check_mode and self.tell.step(batch, out):
-            self._renew()
+            self.renew_hold()
 
-    def _current_target(self):
+    def values_now(self):
         """The values pods should have now: the rollout's target, or the before-values while rolling back."""
         if self.workload is not None:
             self.workload.read()
-            rec = self.workload.record or {}
-            if rec.get('state') in (ROLLING_BACK, ROLLED_BACK):
-                before = rec.get('before') or {}
-                return before.get('images') or {}, before.get('resources') or {}
-            if rec.get('target'):
-                return rec['target'].get('images') or {}, rec['target'].get('resources') or {}
+            held = self.workload.held
+            if held.rolling_back or held.target:
+                return held.values_now
         return self.images, self.resources
 
     def _revision_labels(self):
@@ -213,7 +210,7 @@ class RolloutContext:
             return list(self.restart)
         return sorted(set(self.images) | set(self.resources))
 
-    def _watch_failures(self, pods=None):
+    def failures_of_watched(self, pods=None):
         """failed_pods entries for the watched pods (``watch``) that no longer run as verified."""
         if not self.watched or self.check_mode:
             return []

@@ -56,15 +56,15 @@ class PlanStep:
             refusals = template_refusals(w.template, self.images, self.resources)
             if refusals:
                 return self._recreate(refusals)
-            rec = w.record
+            rec, held = w.record, w.held
             if rec:
                 self._stamp(rec, rec)   # another run's rollout of this workload is refused first
-            resuming = bool(rec) and rec.get('state') in (IN_PROGRESS, ROLLING_BACK)
-            if resuming and rec.get('target') != self.target:
+            resuming = held.active
+            if resuming and held.target != self.target:
                 raise ValidationError('%s %s/%s has an unfinished rollout to %s (state %s): %s' % (
-                    w.kind, w.namespace, w.name, json.dumps(guard.brief(rec.get('target')), sort_keys=True), rec.get('state'),
+                    w.kind, w.namespace, w.name, json.dumps(guard.brief(held.target), sort_keys=True), held.state,
                     WAY_OUT))
-            if resuming and rec.get('state') == ROLLING_BACK:
+            if resuming and held.state == ROLLING_BACK:
                 # The same change after a failed rollback finishes that rollback; it is never applied again.
                 self.warnings.append('%s %s/%s: a rollback of this change did not finish; it is finished now and '
                                      'the change is not applied again' % (w.kind, w.namespace, w.name))
@@ -74,7 +74,7 @@ class PlanStep:
             self._listing = self.kube.list_pods(w.namespace, w.selector())
             pods = w.pods(self._listing[0])
             template_changes = w.set_template(self.images, self.resources, check_mode=True)
-            saved = (rec or {}).get('saved') if resuming else partition.user_strategy(w, rec)
+            saved = held.saved if resuming else partition.user_strategy(w, held)
             kept, moved = self._sts_partition(w, saved, pods)
             pending = [p for p in pods if self.pending(p) and podstate.meta(p, 'name') not in kept]
             changed = bool(pending or template_changes or resuming or moved)
@@ -86,13 +86,13 @@ class PlanStep:
             if changed and not self.check_mode:
                 if not resuming:
                     rec = {'state': IN_PROGRESS, 'target': self.target,
-                           'before': partition.before_values(w, rec, self.images, self.resources),
+                           'before': partition.before_values(w, held, self.images, self.resources),
                            'saved': saved, 'started': record.timestamp()}
                 if self._partition is not None:
                     rec = dict(rec, partition=self._partition)
                 self.tell.progress(len(pods) - len([p for p in pods if self.pending(p)]), len(pods))
                 write_record(w, rec, w.hold_spec(), stamp=self._stamp)
-                self.tell.started(w.record, resuming, len(pending), len(pods))
+                self.tell.started(w.held, resuming, len(pending), len(pods))
                 w.set_template(self.images, self.resources)
                 labels, revision = w.revision(self.options.wait_timeout)
                 w.relabel([p for p in pods if not self.pending(p)], labels)
@@ -114,7 +114,7 @@ class PlanStep:
             self.warnings.append('%s %s/%s is OnDelete, whose controller ignores a partition: this run leaves the %d '
                                  'lowest ordinal(s) as they are and the strategy stays OnDelete'
                                  % (w.kind, w.namespace, w.name, self._partition))
-        kept = set(podstate.meta(p, 'name') for p in pods if p not in partition.outside({'partition': self._partition}, [p]))
+        kept = set(podstate.meta(p, 'name') for p in pods if p not in partition.outside(self._partition, [p]))
         moved = partition.rolling(strategy) and partition.native_partition(w.spec.get('updateStrategy')) != self._partition
         return kept, moved
 

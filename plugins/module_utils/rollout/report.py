@@ -10,18 +10,18 @@ import time
 from ansible_collections.inplace.k8s.plugins.module_utils.config.rollout import lines as config_lines
 
 
-def progress_lines(batch, out, check_mode=False):
-    """What the role shows after a step (``out``) of ``batch`` (a Step): a line (its label, its pods, how many are
-    done, failed and not started, the window, the time since the rollout started), then one line per failed pod."""
+def progress_lines(batch, out, failures, check_mode=False):
+    """What the role shows after a step (``out``, its ``failures``: rollout/stepresult.py) of ``batch`` (a Step): a
+    line (its label, its pods, how many are done, failed and not started, the window, the time since the rollout
+    started), then one line per failed pod."""
     names, step = list(batch.names), out
-    failed = [item['name'] for item in step.get('failed_pods') or []]
-    failed_here = set(name for item in failed for name in item.split(','))   # a whole-batch entry names all
+    failed_here = failures.names_in(names)
     not_started = set(step.get('not_started') or [])
     gone_here = set(item['name'] for item in step.get('gone') or [] if item.get('name') in names)
     if check_mode:
         counts = 'would update %d pod(s) (check mode: nothing written)' % len(names)
     else:
-        earlier = len([name for name in failed if name not in names and ',' not in name])
+        earlier = failures.earlier(names)
         counts = '%d done, %d failed%s; %s/%s pods run the target' % (
             len([name for name in names if name not in failed_here | not_started | gone_here]),
             len([name for name in names if name in failed_here]),

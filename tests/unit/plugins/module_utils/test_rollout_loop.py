@@ -11,9 +11,11 @@ import re
 import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context as rollout_context
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.budget_gate import BudgetGate
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.health import HealthWatch
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import RolloutOptions
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, workload
@@ -29,31 +31,35 @@ def fake_watchers(monkeypatch):
     monkeypatch.setattr(rollout_context, 'PodWatcher', Watcher)
 
 
-def rollout(kube, diff=False, **params):
+def rollout(kube, diff=False, budget_gate=BudgetGate, health_watch=HealthWatch, **params):
     values = dict(state='rollout', namespace='shop', kind='StatefulSet', name='web', images={'app': NEW},
                   window=False, batch_size='1', run_id='test-run', wait_timeout=30)
     values.update(params)
     clock = Clock()
-    return Rollout(kube, RolloutOptions.from_params(values), clock=clock, sleep=clock.sleep, diff=diff).run()
+    return Rollout(kube, RolloutOptions.from_params(values), clock=clock, sleep=clock.sleep, diff=diff,
+                   budget_gate=budget_gate, health_watch=health_watch).run()
 
 
-def block_web_1(monkeypatch):
-    """The step of web-1 is blocked by its gate (a failed step)."""
-    gate = Rollout.gate
+class Blocking:
+    """A budget gate that blocks the batches whose names ``blocks`` says, and asks the real one for the others."""
 
-    def blocked(self, names=None, whole=True):
-        if names == ['web-1']:
-            raise WaitTimeout('batch web-1 blocked for 30s: no', blocked=['no'])
-        return gate(self, names, whole)
-    monkeypatch.setattr(Rollout, 'gate', blocked)
+    def __init__(self, shared, blocks=lambda names: True):
+        self.real, self.blocks = BudgetGate(shared), blocks
+
+    def gate(self, names, whole=True):
+        if self.blocks(names):
+            raise WaitTimeout('batch %s blocked for 30s: no' % ','.join(names), blocked=['no'])
+        return self.real.gate(names, whole)
 
 
-def test_a_step_the_gate_blocks_is_counted_and_stops_the_run_without_finishing(monkeypatch):
-    def blocked(self, names=None, whole=True):
-        raise WaitTimeout('batch %s blocked for 30s: no' % ','.join(names), blocked=['no'])
-    monkeypatch.setattr(Rollout, 'gate', blocked)
+def block_web_1(shared):
+    """A budget gate that blocks the step of web-1 (a failed step)."""
+    return Blocking(shared, lambda names: names == ['web-1'])
+
+
+def test_a_step_the_gate_blocks_is_counted_and_stops_the_run_without_finishing():
     kube = FakeApps([workload('StatefulSet')])
-    result = rollout(kube)
+    result = rollout(kube, budget_gate=Blocking)
     run = result['run']
     assert run['stopped'] is True and 'finished' not in run and len(run['steps']) == 1
     assert run['failed_pods'] == [{'name': 'web-0', 'status': 'blocked', 'reason': 'batch web-0 blocked for 30s: no'}]
@@ -162,10 +168,9 @@ def test_stop_after_batches_stops_the_run_holding_the_workload():
     assert images_of(kube) == {'web-0': NEW, 'web-1': NEW, 'web-2': OLD}
 
 
-def test_a_failed_step_with_on_failure_rollback_rolls_the_run_back_in_the_same_call(monkeypatch):
-    block_web_1(monkeypatch)
+def test_a_failed_step_with_on_failure_rollback_rolls_the_run_back_in_the_same_call():
     kube = FakeApps([workload('StatefulSet')])
-    result = rollout(kube, on_failure='rollback')
+    result = rollout(kube, on_failure='rollback', budget_gate=block_web_1)
     run = result['run']
     assert run['rolled_back'] is True and run['steps_run'] == 2 and run['rollback']['groups'][0]['names'] == ['web-0']
     assert images_of(kube) == {'web-0': OLD, 'web-1': OLD, 'web-2': OLD}
@@ -175,23 +180,29 @@ def test_a_failed_step_with_on_failure_rollback_rolls_the_run_back_in_the_same_c
     assert set(p['metadata']['labels']['controller-revision-hash'] for p in kube.pods.values()) == {revision}
 
 
-def test_the_pauses_watch_the_pods_counted_done(monkeypatch):
-    seen = []
+class Health:
+    """A health watch that notes what it was asked to watch and reports ``failed`` each time."""
+
+    def __init__(self, shared, failed=()):
+        self.shared, self.failed, self.seen = shared, list(failed), []
 
     def watch(self, seconds=None):
-        seen.append((seconds, sorted(self.watched)))
-        return {'failed_pods': [], 'message': 'stayed healthy'}
-    monkeypatch.setattr(Rollout, 'watch', watch)
-    rollout(FakeApps([workload('StatefulSet')]), canary='1', canary_pause_seconds=7, pause_seconds=3)
+        self.seen.append((seconds, sorted(self.shared.watched)))
+        return {'failed_pods': list(self.failed), 'message': '%d failed' % len(self.failed)}
+
+
+def test_the_pauses_watch_the_pods_counted_done():
+    made = []
+    rollout(FakeApps([workload('StatefulSet')]), canary='1', canary_pause_seconds=7, pause_seconds=3,
+            health_watch=lambda shared: made.append(Health(shared)) or made[-1])
+    seen = made[0].seen
     assert seen == [(7, ['web-0']), (3, ['web-0']), (3, ['web-0', 'web-1'])]
 
 
-def test_a_pod_that_fails_during_a_pause_stops_the_run_beyond_max_failed_pods(monkeypatch):
-    def watch(self, seconds=None):
-        return {'failed_pods': [{'name': 'web-0', 'status': 'failed', 'reason': 'restarted'}], 'message': '1 failed'}
-    monkeypatch.setattr(Rollout, 'watch', watch)
+def test_a_pod_that_fails_during_a_pause_stops_the_run_beyond_max_failed_pods():
     kube = FakeApps([workload('StatefulSet')])
-    result = rollout(kube, pause_seconds=3)
+    result = rollout(kube, pause_seconds=3, health_watch=lambda shared: Health(
+        shared, [{'name': 'web-0', 'status': 'failed', 'reason': 'restarted'}]))
     assert result['run']['stopped'] is True and result['run']['steps_run'] == 1
     assert result['run']['failed_pods'] == [{'name': 'web-0', 'status': 'failed', 'reason': 'restarted'}]
     assert 'failed while watched: web-0: restarted' in result['progress']
@@ -235,9 +246,8 @@ def test_the_first_call_shows_the_plan_in_lines_and_a_resumed_call_does_not():
     assert window['plan_lines'][1] == 'steps (1), a sliding window of 2 pod(s) in flight: 3 pod(s)'
 
 
-def test_the_report_of_a_run_rolled_back_names_the_failed_pods(monkeypatch):
-    block_web_1(monkeypatch)
-    report = rollout(FakeApps([workload('StatefulSet')]), on_failure='rollback')['report']
+def test_the_report_of_a_run_rolled_back_names_the_failed_pods():
+    report = rollout(FakeApps([workload('StatefulSet')]), on_failure='rollback', budget_gate=block_web_1)['report']
     assert report['rolled_back'] is True and [item['name'] for item in report['failed_pods']] == ['web-1']
     assert report['pods'] == 3 and report['batches_run'] == 2
 
@@ -249,3 +259,45 @@ def test_the_report_of_rollout_action_rollback_or_release(state):
     report = rollout(kube, state=state)['report']
     assert report['mode'] == state and report['batches_planned'] == 0 and report['timings'] == {}
     assert report['pods'] == 3 and report['recreated_pods'] == 0   # the workload's pods, as the role counted them
+
+
+def test_the_run_returned_carries_its_schema_version_and_only_its_schema():
+    first = rollout(FakeApps([workload('StatefulSet')]), internal={'verify': True})
+    assert first['run']['version'] == 1 and first['run']['next'] == 1 and first['run']['batches'] == [
+        ['web-0'], ['web-1'], ['web-2']]
+
+
+@pytest.mark.parametrize('change, why', [
+    (lambda run: run.pop('version'), 'its schema version is None'),
+    (lambda run: run.update(version=2), 'its schema version is 2'),
+    (lambda run: run.update(injected=True), 'unknown key(s) injected'),
+    (lambda run: run.pop('batches'), 'key(s) missing: batches'),
+    (lambda run: run.update(next='1'), 'next is a str, not a int'),
+    (lambda run: run.update(stopped=1), 'stopped is a int, not a bool'),
+    (lambda run: run.update(steps_run=True), 'steps_run is a bool, not a int'),
+    (lambda run: run.update(next=7), 'next (7) or steps_run (1) is out of range of its 3 batch(es)'),
+    (lambda run: run.update(batches=[['web-0'], [1]]), 'batches is not a list of lists of pod names'),
+])
+def test_a_run_passed_back_changed_or_of_another_version_is_refused_and_nothing_is_written(change, why):
+    kube = FakeApps([workload('StatefulSet')])
+    first = rollout(kube, internal={'verify': True})
+    before = images_of(kube)
+    change(first['run'])
+    with pytest.raises(ValidationError) as raised:
+        resumed(kube, first, internal={'verify': True})
+    assert raised.value.msg.startswith('internal.resume is not a run state this module can resume: ' + why)
+    assert images_of(kube) == before
+
+
+def test_a_resume_that_is_not_a_mapping_is_refused():
+    from ansible_collections.inplace.k8s.plugins.module_utils.rollout.runstate import Run
+    with pytest.raises(ValidationError, match='it is a list, not the run a previous call returned'):
+        Run.load([1])
+
+
+def test_a_whole_batch_the_gate_blocks_counts_each_of_its_pods_failed_and_none_earlier():
+    run = rollout(FakeApps([workload('StatefulSet')]), batch_size='2', budget_gate=Blocking)['run']
+    assert run['failed_pods'] == [{'name': 'web-0,web-1', 'status': 'blocked',
+                                   'reason': 'batch web-0,web-1 blocked for 30s: no'}]
+    line = run['steps'][0]['progress'][0]
+    assert line.startswith('batch 1 of 2 (web-0, web-1): 0 done, 2 failed; 0/3 pods run the target') and 'earlier' not in line

@@ -19,7 +19,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import WOR
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context as rollout_context
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import RESTART_ANNOTATION
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import RolloutOptions
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout.step import recreated_pods
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.batch_step import recreated_pods
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import RolloutError
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, template, workload
@@ -53,7 +53,7 @@ def rolled_back_unfinished(kube, **changes):
     """The rollback step alone (state rollback finishes too): a rollback that did not finish."""
     clock = Clock()
     options = RolloutOptions.from_params(params(state='rollback', **changes))
-    return Rollout(kube, options, False, clock=clock, sleep=clock.sleep).rollback()
+    return Rollout(kube, options, False, clock=clock, sleep=clock.sleep).restore_before()
 
 
 def uids(kube):

@@ -6,6 +6,8 @@
 with the pod modules' operations and engine in this process, the sync of the pods that did not fail, and the
 verdict (failed pods, halt)."""
 
+import copy
+
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     InplaceError, ValidationError, WaitTimeout,
@@ -15,11 +17,11 @@ from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Drain, ImageChange, ResizeChange, RestartChange, Strategy, Target, Task, Wait,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import departure, podstate
-from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import IN_PROGRESS
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import spec_images, unique
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_matches
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.report import progress_lines
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.stepresult import Failures, StepResult, WholeBatch
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import watch_entry, Window
 
 # Pod statuses the batch step reports in failed_pods (the engine's errors and refused pods), and the
@@ -33,54 +35,65 @@ class BatchStep:
     """The batch step of Rollout (rollout/steps.py)."""
 
     def batch(self, batch=None):
-        """One batch (a Step of rollout/options.py; default: the one the module's options name) in one call:
-        gate, the in-place change(s) of its pods, sync of the pods that did not fail. Failed pods do not fail
-        the call (the role decides: halt, roll back, max_failed_pods); a gate that does not let the batch
-        through (blocked past wait_timeout, or any other gate error: nothing written) raises with ``blocked``
-        and ``failed_pods``."""
-        batch = batch or self.options.step()
+        """State batch (the module's): one batch, a Step of rollout/options.py (default: the one the module's
+        options name). A gate that did not let it through fails the call with the step's report."""
+        step = self.run_step(batch or self.options.step())
+        if step.error is not None:
+            refused = copy.copy(step.error)   # the gate's own error, with the step's report as its details
+            refused.details = {key: value for key, value in step.out.items() if key not in ('changed', 'msg')}
+            raise refused
+        return step.out
+
+    def run_step(self, batch):
+        """One batch (or one step of the window) in one call: gate, the in-place change(s) of its pods, sync of
+        the pods that did not fail, the verdict. Failed pods do not fail it (the loop decides: halt, roll back,
+        max_failed_pods); a StepResult, whose ``error`` is the gate's when it did not let the batch through
+        (blocked past wait_timeout, or any other gate error: nothing written)."""
         names = list(batch.names)
         if not names:
             raise ValidationError('state batch needs names: the pods of the batch')
         self._synced = None
         if self.cancel.cancelled():   # the run was cancelled (process/cancel.py): nothing of this batch starts
             self.cancel.skipped(names)
-            out = self.result([], failed_pods=[], blocked=[], verified={}, relabelled=[], undrained=[],
-                              not_started=list(names), recreated=[], timings={})
-            out.update(progress=progress_lines(batch, out, self.check_mode), halt=True)
-            return out
-        unhealthy = self._watch_failures()
+            out = self.result([], **_nothing_done(not_started=list(names)))
+            out.update(progress=progress_lines(batch, out, Failures(), self.check_mode), halt=True)
+            return StepResult(out)
+        unhealthy = self.failures_of_watched()
         if unhealthy:
             # A pod counted done earlier is failing now: nothing of this batch is written.
-            images, resources = self._current_target()
-            out = self.result([], failed_pods=unhealthy, blocked=[], verified={}, relabelled=[], undrained=[],
-                              not_started=[], recreated=[], timings={}, **self._progress(self.pods(), images, resources))
-            out['warnings'] = unique(out['warnings'])
-            out.update(progress=progress_lines(batch, out, self.check_mode), halt=halts(out, batch))
-            self._told_step(batch, out)
-            return out
+            out = self.result([], **_nothing_done(failed_pods=unhealthy, **self._progress_now()))
+            return StepResult(self._verdict(batch, out, Failures(unhealthy)))
         sliding = bool(self.options.window) and not self.check_mode
         self.tell.before_step(batch, len(self.watched))
         try:
-            gated = self.gate(names, whole=not sliding)
+            gated = self.budget_gate.gate(names, whole=not sliding)
         except InplaceError as exc:
-            exc.details.setdefault('blocked', [])
-            exc.details['failed_pods'] = [_batch_entry(names, engine.CONFLICT if isinstance(exc, engine.ConcurrentChange)
-                                                       else BLOCKED, exc.msg)]
-            if isinstance(exc, WaitTimeout):
-                images, resources = self._current_target()
-                exc.details.update(self._progress(self.pods(), images, resources))
-            exc.details.update(progress=progress_lines(batch, exc.details, self.check_mode), halt=halts(exc.details, batch))
-            raise
+            return self._refused_by_gate(batch, exc)
+        return StepResult(self._changed(batch, gated, sliding))
+
+    def _refused_by_gate(self, batch, exc):
+        """The step of a batch the gate did not let through: the whole batch failed (blocked, or a conflict)."""
+        whole = WholeBatch(list(batch.names), engine.CONFLICT if isinstance(exc, engine.ConcurrentChange) else BLOCKED,
+                           exc.msg)
+        out = dict(exc.details, changed=False, msg=exc.msg, failed_pods=[whole.entry()])
+        out.setdefault('blocked', [])
+        if isinstance(exc, WaitTimeout):
+            out.update(self._progress_now())
+        out.update(progress=progress_lines(batch, out, Failures([whole]), self.check_mode),
+                   halt=halts(out, batch))
+        return StepResult(out, exc)
+
+    def _changed(self, batch, gated, sliding):
+        """The change(s) of the batch the gate let through, the sync of its pods, the verdict."""
+        names = list(batch.names)
         window = self._window(batch) if sliding else None
         try:
             changes = self._change(batch, window)
         finally:
             if window is not None:
                 window.watcher.stop()
-        failed = _failed_pods(names, changes)
-        # A change that failed as a whole changed none of the pods; a halted window did not start some.
-        failed_names = set(names) if _failed_as_a_whole(changes) else set(item['name'] for item in failed)
+        failures = _failures(names, changes)
+        failed_names = failures.names_in(names)
         not_started = sorted(set(pod['name'] for _key, pod in change_pods(changes)
                                  if pod['status'] == engine.NOT_STARTED) - failed_names)
         gone = gone_pods(changes)
@@ -101,29 +114,35 @@ class BatchStep:
                                                for name in kept if not self.pending(current[name])}
         if window is not None:
             # Pods counted done that failed while the window ran (it halted then), each once.
-            failed.extend(item for item in window.failed if item['name'] not in failed_names)
+            failures.add(item for item in window.failed if item['name'] not in failed_names)
             failed_names.update(item['name'] for item in window.failed)
             gone.extend(item for item in window.gone if item['name'] not in moved)
             out['window'] = window.report()
-        failed.extend(item for item in self._watch_failures(current.values()) if item['name'] not in failed_names)
+        failures.add(item for item in self.failures_of_watched(current.values()) if item['name'] not in failed_names)
         # Counted done by the change, yet its spec is off the target now: another writer set it in between
         # (kubectl set image). Reported, not silently left out of the watch (and never overwritten).
-        failed.extend({'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer after it was '
-                       'updated (it runs %s); not overwritten' % spec_images(current[name], self.images)}
-                      for name in ([] if self.restart or self.check_mode else kept)
-                      if not pod_matches(current[name], self.images, self.resources))
-        timings = {}
-        for key, pod in change_pods(changes):
-            timings.setdefault(pod['name'], {})[key] = pod.get('timings') or {}
-        out.update(blocked=gated['blocked'], failed_pods=failed, verified=verified, timings=timings, not_started=not_started,
-                   recreated=[name for name in recreated_pods(changes) if name not in moved], gone=gone,
-                   changed=bool(out['changed'] or any(r.get('changed') for r in changes.values())))
+        failures.add({'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer after it was '
+                      'updated (it runs %s); not overwritten' % spec_images(current[name], self.images)}
+                     for name in ([] if self.restart or self.check_mode else kept)
+                     if not pod_matches(current[name], self.images, self.resources))
+        out.update(blocked=gated['blocked'], failed_pods=failures.entries(), verified=verified, timings=_timings(changes),
+                   not_started=not_started, recreated=[name for name in recreated_pods(changes) if name not in moved],
+                   gone=gone, changed=bool(out['changed'] or any(r.get('changed') for r in changes.values())))
         if self.diff:
             out['diff'] = [r.pop('diff') for r in changes.values() if r.get('diff')]
+        return self._verdict(batch, out, failures)
+
+    def _verdict(self, batch, out, failures):
+        """The end of a step that ran: its lines, whether the rollout halts, its Event (and a halt's status)."""
         out['warnings'] = unique(out['warnings'])
-        out.update(progress=progress_lines(batch, out, self.check_mode), halt=halts(out, batch))
-        self._told_step(batch, out)
+        out.update(progress=progress_lines(batch, out, failures, self.check_mode), halt=halts(out, batch))
+        self.tell_step(batch, out)
         return out
+
+    def _progress_now(self):
+        """{updated, total} of the workload's pods against the values pods should have now."""
+        images, resources = self.values_now()
+        return self._progress(self.pods(), images, resources)
 
     def _moved(self, name, left, current, changed_uid):
         """The pod of this name was changed, then replaced from the old template by its controller."""
@@ -175,7 +194,7 @@ class BatchStep:
             pulling = bool(self.options.prepull)
             # StatefulSet / DaemonSet: the revision labels ride on the image write (one write per pod, no relabel).
             held = self.workload is not None and self.workload.kind in ('StatefulSet', 'DaemonSet') and \
-                (self.workload.record or {}).get('state') == IN_PROGRESS
+                self.workload.held.in_progress
             changes['images'] = run(ImageChange(
                 self.images, on_failure=on_failure, prepull=pulling, prepull_run=self.owner['run'] if pulling else None,
                 prepull_ahead=self._prepull_ahead(batch) if pulling else None,
@@ -244,9 +263,18 @@ def _outcome(step):
         return dict(exc.details, failed=True, msg=exc.msg)
 
 
-def _batch_entry(names, status, reason):
-    """A failed_pods entry for the whole batch."""
-    return {'name': ','.join(names), 'status': status, 'reason': reason}
+def _nothing_done(**report):
+    """The report of a step that wrote nothing (cancelled, or a pod counted done earlier failing now)."""
+    return dict(dict(failed_pods=[], blocked=[], verified={}, relabelled=[], undrained=[], not_started=[],
+                     recreated=[], timings={}), **report)
+
+
+def _timings(changes):
+    """{pod: {change: its timings}} of the batch's changes."""
+    timings = {}
+    for key, pod in change_pods(changes):
+        timings.setdefault(pod['name'], {})[key] = pod.get('timings') or {}
+    return timings
 
 
 def _failed_as_a_whole(changes):
@@ -255,15 +283,15 @@ def _failed_as_a_whole(changes):
             if key in changes and changes[key].get('failed') and 'pods' not in changes[key]]
 
 
-def _failed_pods(names, changes):
-    """[{name, status, reason}]: the pods of the changes that failed, were rolled back, conflicted or were
-    refused, then one whole-batch entry for the changes that failed as a whole."""
-    found = [dict(name=pod['name'], status=pod['status'], reason=pod.get('reason'))
-             for _key, pod in change_pods(changes) if pod['status'] in FAILED_POD_STATUSES]
+def _failures(names, changes):
+    """The pods of the changes that failed, were rolled back, conflicted or were refused, then the whole batch
+    for the changes that failed as a whole."""
+    failures = Failures(dict(name=pod['name'], status=pod['status'], reason=pod.get('reason'))
+                        for _key, pod in change_pods(changes) if pod['status'] in FAILED_POD_STATUSES)
     whole = _failed_as_a_whole(changes)
     if whole:
-        found.append(_batch_entry(names, FAILED, '; '.join(whole)))
-    return found
+        failures.add([WholeBatch(list(names), FAILED, '; '.join(whole))])
+    return failures
 
 
 def halts(out, batch):
