@@ -230,6 +230,16 @@ def test_the_first_call_shows_the_plan_in_lines_and_a_resumed_call_does_not():
     assert window['plan_lines'][1] == 'steps (1), a sliding window of 2 pod(s) in flight: 3 pod(s)'
 
 
+def test_the_plan_says_how_long_a_drain_of_budgeted_pods_can_be_blocked_by_our_pods_in_flight():
+    pdb = {'metadata': {'name': 'web'}, 'spec': {'selector': {'matchLabels': {'app': 'web'}}},
+           'status': {'disruptionsAllowed': 1, 'currentHealthy': 3, 'desiredHealthy': 2}}
+    lines = rollout(FakeApps([workload('StatefulSet')], pdbs=[pdb]), window=True, wait_timeout=120)['plan_lines']
+    budget = [line for line in lines if line.startswith('PodDisruptionBudgets: ')]
+    assert budget == ["PodDisruptionBudgets: ['web']; a drain (kubectl drain, an autoscaler) evicting their pods is "
+                      "refused (429) while our pods in flight use up a budget: each time at most as long as one "
+                      "pod's change, up to wait_timeout (120s), until the rollout ends"]
+
+
 def test_the_report_of_a_run_rolled_back_names_the_failed_pods(monkeypatch):
     block_web_1(monkeypatch)
     report = rollout(FakeApps([workload('StatefulSet')]), on_failure='rollback')['report']
