@@ -14,6 +14,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations import engi
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context as rollout_context
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import RolloutOptions
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import Workload
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, workload
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock, Watcher
 
@@ -67,7 +68,7 @@ def test_an_error_without_failed_pods_fails_the_call(monkeypatch):
 
 
 def test_a_finish_that_finds_pods_another_writer_changed_is_reported_in_finished(monkeypatch):
-    def conflict(self, final=None, synced=None, known=None):
+    def conflict(self, final=None, synced=None, known=None, failed=()):
         raise engine.ConcurrentChange('changed by another writer', failed_pods=[
             {'name': 'web-1', 'status': engine.CONFLICT, 'reason': 'changed by another writer'}])
     monkeypatch.setattr(Rollout, 'finish', conflict)
@@ -78,7 +79,7 @@ def test_a_finish_that_finds_pods_another_writer_changed_is_reported_in_finished
 
 
 def test_a_finish_error_without_failed_pods_fails_the_call(monkeypatch):
-    def broken(self, final=None, synced=None, known=None):
+    def broken(self, final=None, synced=None, known=None, failed=()):
         raise ApiError('the server is gone')
     monkeypatch.setattr(Rollout, 'finish', broken)
     with pytest.raises(ApiError):
@@ -193,6 +194,33 @@ def test_a_pod_that_fails_during_a_pause_stops_the_run_beyond_max_failed_pods(mo
     assert result['run']['stopped'] is True and result['run']['steps_run'] == 1
     assert result['run']['failed_pods'] == [{'name': 'web-0', 'status': 'failed', 'reason': 'restarted'}]
     assert 'failed while watched: web-0: restarted' in result['progress']
+
+
+def test_pods_failed_within_max_failed_pods_do_not_keep_the_end_waiting_for_the_status(monkeypatch):
+    # A pod failed on a lost node stays unready: the status never converges. The end releases the hold and waits
+    # only until the controller saw it, instead of adding wait_timeout to a failure already reported.
+    gate = Rollout.gate
+
+    def blocked(self, names=None, whole=True):
+        if names and names[0].endswith('-1'):
+            raise WaitTimeout('batch %s blocked for 30s: node node-2 is not ready' % names[0], blocked=['no'])
+        return gate(self, names, whole)
+    monkeypatch.setattr(Rollout, 'gate', blocked)
+    waited = []
+    wait_for = Workload.wait_for
+
+    def recorded(self, what, predicate, timeout):
+        waited.append(what)
+        if what == 'the workload status to converge':
+            raise WaitTimeout('timed out waiting for %s' % what)
+        return wait_for(self, what, predicate, timeout)
+    monkeypatch.setattr(Workload, 'wait_for', recorded)
+    kube = FakeApps([workload('Deployment')])
+    result = rollout(kube, kind='Deployment', max_failed_pods=1)
+    assert [item['name'][-2:] for item in result['report']['failed_pods']] == ['-1'], result['report']
+    assert result['run']['stopped'] is False and 'the workload status to converge' not in waited
+    assert 'the controller to observe the release' in waited
+    assert not kube.get('Deployment', 'web')['spec'].get('paused')
 
 
 def test_the_report_is_the_roles_rollout_result_as_the_module_knows_it():
