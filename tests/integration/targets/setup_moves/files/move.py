@@ -58,8 +58,8 @@ def in_flight(args):
             if on_target(pod, args.image) and not pod['metadata'].get('deletionTimestamp'):
                 return pod
         time.sleep(0.2)
-    raise RuntimeError('no pod of %s took an image ending in %s within %ss' % (args.selector, args.image,
-                                                                                args.patience))
+    raise RuntimeError('no pod of %s took an image ending in %s within %ss' % (
+        args.selector, args.image, args.patience))
 
 
 def node_pid(args, node):
