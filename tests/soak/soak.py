@@ -65,6 +65,7 @@ import yaml
 
 import judge
 import moves
+import table as summary_table
 
 HISTORY_HASH_PREFIX = 'i'   # history.OUR_HASH_PREFIX: a pod-template-hash the Deployment controller never makes
 
@@ -679,6 +680,7 @@ class Soak(object):
                 fault['note'] = 'SIGKILL to ansible-playbook and %d process(es) under it' % max(0, len(killed) - 1)
             elif kind == 'writer-pod-image':
                 pod = w.pods()[fault['pod_index'] % w.replicas]
+                fault['sent_at'] = time.time()
                 # As `kubectl set image pod/...` does: a strategic merge patch, no precondition.
                 self.api.call('PATCH', '/api/v1/namespaces/%s/pods/%s' % (w.namespace, meta(pod, 'name')),
                               {'spec': {'containers': [{'name': CONTAINER, 'image': fault['writer_image']}]}},
@@ -693,6 +695,22 @@ class Soak(object):
                 fault['note'] = moves.Mover(self.api, self.args.clusterdir, w, GATE, self.fault_log, ApiError).run(fault)
         except (ApiError, RuntimeError, OSError, subprocess.SubprocessError) as exc:
             fault['error'] = str(exc)
+
+    @staticmethod
+    def after_verified(fault, log):
+        """A pod write sent after the run's end listed the pods (its result's verified_at) came after everything
+        the run claims: no run can see it, so it counts as after the run (one more run must find it)."""
+        if not fault.get('landed') or fault.get('sent_at') is None:
+            return
+        try:
+            with open(log) as handle:
+                verified = judge.verified_at(handle.read())
+        except OSError:
+            return
+        if verified is not None and fault['sent_at'] > verified:
+            fault['landed'] = False
+            fault['note'] = fault.get('note', '') + ' (sent %.1f s after the run verified its pods: for the next run)' % (
+                fault['sent_at'] - verified)
 
     def write_template(self, w, proc, image):
         """Set the template's image to ``image``, only while the role holds the workload (guarded by the
@@ -787,6 +805,7 @@ class Soak(object):
         result['runs'].append({'rc': rc, 'seconds': round(first, 1), 'log': log, 'conflict': mentions(log, 'conflict')})
         if fault['kind'] not in ('kill-term', 'kill-kill') or not fault.get('landed'):
             self.expected[w.kind] = round(0.7 * self.expected[w.kind] + 0.3 * first, 1)
+        self.after_verified(fault, log)
         self.recover()
         # Re-run until it succeeds; at least once when the fault fired after the first run had ended.
         reruns = 0
@@ -882,27 +901,6 @@ class Soak(object):
                 'reruns': sum(r['reruns'] for r in self.results),
                 'wall_seconds': round(time.time() - self.started, 1), 'scenario_results': self.results}
 
-    def print_table(self, summary):
-        print()
-        print('| fault | injected | landed mid-run | first run failed | conflict reported | re-runs (max) | violations |')
-        print('| --- | --- | --- | --- | --- | --- | --- |')
-        for kind, row in summary['by_kind'].items():
-            print('| %s | %d | %d | %d | %d | %d (%d) | %d |' % (
-                kind, row['faults'], row['landed'], row['first_run_failed'], row['conflict_reported'],
-                row['reruns'], row['max_reruns'], row['violations']))
-        print('| **total** | %d | %d | %d | %d | %d | %d |' % (
-            summary['faults'], summary['faults_landed'],
-            sum(r['first_run_failed'] for r in summary['by_kind'].values()),
-            sum(r['conflict_reported'] for r in summary['by_kind'].values()), summary['reruns'],
-            summary['violations_total']))
-        print()
-        print('invariant violations: %s' % ', '.join('%s %d' % kv for kv in summary['violations'].items()))
-        print('fault kinds drawn (of %s): %s' % (','.join(summary['kinds']), ', '.join(
-            '%s %d' % (kind, row['faults']) for kind, row in summary['by_kind'].items())))
-        print('seed %d (replay with SOAK_SEED=%d), %d pods per workload (Deployment + StatefulSet), batch %s, '
-              '%d scenarios, %d faults, all converged: %s, wall %.0f s' % (
-                  summary['seed'], summary['seed'], summary['pods_per_workload'], summary['batch'],
-                  summary['scenarios'], summary['faults'], summary['converged'], summary['wall_seconds']))
 
 
 def summarize(lines):
@@ -1025,7 +1023,7 @@ def main(argv=None):
         if soak.current is not None and soak.current.poll() is None:
             kill_tree(soak.current.pid, signal.SIGKILL)
         summary = soak.summary()
-        soak.print_table(summary)
+        summary_table.print_table(summary)
         if args.json:
             with open(args.json, 'w') as handle:
                 json.dump(summary, handle, indent=1, sort_keys=False)
