@@ -118,7 +118,11 @@ def move(args):
         try:
             time.sleep(args.hold)
         finally:
-            os.kill(pid, signal.SIGCONT)
+            try:   # the same process still (the test may have restored it, the cluster may be down)
+                if node_pid(args, node) == pid:
+                    os.kill(pid, signal.SIGCONT)
+            except (OSError, IndexError, RuntimeError):
+                pass
         say('continued %s' % node)
     elif args.action == 'node-remove':
         busy = set(p['spec'].get('nodeName') for p in pods(args) if on_target(p, args.image))
