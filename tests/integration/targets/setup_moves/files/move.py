@@ -78,7 +78,7 @@ def restore(args, node):
         subprocess.run([args.cluster_bin, 'restart', '--dir', os.path.dirname(os.path.abspath(args.kubeconfig)),
                         node], check=True, timeout=120)
         say('restarted %s (its Node object was deleted)' % node)
-    for _ in range(120):
+    for _attempt in range(120):
         out = kubectl(args, 'get', 'node', node, '-o', 'json', check=False)
         if out.returncode == 0 and any(c['type'] == 'Ready' and c['status'] == 'True'
                                        for c in json.loads(out.stdout)['status']['conditions']):
