@@ -61,9 +61,9 @@ class PodSteps:
                 plan = self._running(run)   # Pending on its way to running: updated once it runs
             gone = self._departed(run)
             if gone is not None:
-                return run.went(gone, departure.BEFORE)
+                return self._went_before(run, gone)
         except PodGone as exc:
-            return run.went(exc, departure.BEFORE)
+            return self._went_before(run, exc)
         if plan.action == planning.REFUSED:
             return self._refuse(run)
         node = (plan.pod.get('spec') or {}).get('nodeName')
@@ -97,7 +97,7 @@ class PodSteps:
                 self.cancel.skipped([plan.name])
             return run.finish(NOT_STARTED, exc.msg)
         except PodGone as exc:
-            return run.went(exc, departure.BEFORE)
+            return self._went_before(run, exc)
         except WaitTimeout as exc:
             run.error = {'container': None, 'reason': 'Blocked', 'message': exc.msg}
             return run.finish(BLOCKED, '%s; the pod was not drained or changed' % exc.msg)
@@ -105,6 +105,12 @@ class PodSteps:
             return self._change(run, resume)
         finally:
             window.release(plan.name, run.status in FINISHED_OK, run.pod, gone=run.status == GONE)
+
+    def _went_before(self, run, gone):
+        """The pod went away before its turn (``gone``: a PodGone); the rollout's window counts it gone."""
+        if self.options.window is not None:
+            self.options.window.left(run.plan.name)
+        return run.went(gone, departure.BEFORE)
 
     def _running(self, run):
         """Wait (at most wait_timeout) for a pod that is Pending on its way to running, then plan it again: its

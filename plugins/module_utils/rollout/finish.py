@@ -25,11 +25,12 @@ class FinishStep:
         version stay protected, as in finish), mark the record released; no pod is changed."""
         return self.finish(final=RELEASED)
 
-    def finish(self, final=None, synced=None, known=None):
+    def finish(self, final=None, synced=None, known=None, failed=()):
         """``synced``: what the last step's sync found, as _sync returns it (state rollout: the step just synced
         every pod of the workload, so it is not done twice). ``known``: the uids of the pods the plan had; with
         them the pods are listed once more before the release (the end re-reads what it claims: a pod changed,
-        replaced or gone since it was verified is reported, never counted done silently)."""
+        replaced or gone since it was verified is reported, never counted done silently). ``failed``: the pods that
+        failed within max_failed_pods (the status is then not waited for: _release)."""
         w = self.workload
         if w is None:
             return self.sync()   # which deletes the pre-pull pods left too
@@ -70,7 +71,7 @@ class FinishStep:
             moved['verified_at'] = record.timestamp(precise=True)
         if final == DONE and rec.in_progress:
             self._check_overwritten(partition.outside(rec.partition, pods), images, rec.before_values[0])
-        out = self._release(rec, images, resources, final, synced['changed'], pods)
+        out = self._release(rec, images, resources, final, synced['changed'], pods, failed)
         out.update(moved)
         return out
 
@@ -95,9 +96,11 @@ class FinishStep:
                 failed_pods=[{'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer during '
                               'the rollout (its spec now has %s); not overwritten' % what} for name, what in foreign])
 
-    def _release(self, rec, images, resources, final, synced=False, pods=None):
+    def _release(self, rec, images, resources, final, synced=False, pods=None, failed=()):
         """Restore the saved strategy, record ``final``, wait for the controller's status (``pods``: the
-        workload's pods as just listed, else they are listed here; the result reports them)."""
+        workload's pods as just listed, else they are listed here; the result reports them). With ``failed`` pods
+        (tolerated by max_failed_pods) only until the controller saw the release: the status cannot converge while
+        they fail (a pod on a lost node stays unready), and waiting would only add wait_timeout to a known failure."""
         w = self.workload
         pods = w.pods() if pods is None else pods
         old = [p for p in pods if not pod_matches(p, images, resources)]
@@ -126,7 +129,10 @@ class FinishStep:
             w.wait_for('currentRevision to reach updateRevision', lambda obj: w.converged(obj, True), timeout)
         write_record(w, _ended(rec.raw, final, w.protection), spec, stamp=self._stamp, check=check)
         self.tell.ended(rec, final, old)
-        w.wait_for('the workload status to converge', lambda obj: w.converged(obj, not old), timeout)
+        if failed:
+            w.wait_for('the controller to observe the release', w.observed, timeout)
+        else:
+            w.wait_for('the workload status to converge', lambda obj: w.converged(obj, not old), timeout)
         if old:
             self.warnings.append('%d pod(s) left on the old version: %s' % (
                 len(old), ', '.join(podstate.meta(p, 'name') for p in old)))

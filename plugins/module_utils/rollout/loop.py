@@ -189,7 +189,8 @@ class OneCall:
             return run
         try:
             run.finished = self.finish(synced=self._synced if run.batches else None,
-                                       known=(run.plan or {}).get('uids'))
+                                       known=(run.plan or {}).get('uids'),
+                                       failed=[item.get('name') for item in run.failed_pods])
         except InplaceError as exc:
             if 'failed_pods' not in exc.details:
                 raise

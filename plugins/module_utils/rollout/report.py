@@ -71,7 +71,8 @@ def plan_lines(plan, options, check_mode=False):
         'left on the old version (partition): %s' % list(plan.get('kept') or []),
         'each pod counts as done after %ss running and ready; on failure: %s' % (
             options.min_ready_seconds, 'rollback' if options.on_failure == 'rollback' else 'halt'),
-        'PodDisruptionBudgets: %s' % [pdb.get('name') for pdb in plan.get('pdbs') or []],
+        'PodDisruptionBudgets: %s%s' % ([pdb.get('name') for pdb in plan.get('pdbs') or []], _drain_wait(
+            plan.get('pdbs'), options)),
         'not in place: %s' % list(plan.get('refusals') or []),
     ]
     lines.extend(config_lines(plan.get('config')))
@@ -83,6 +84,16 @@ def plan_lines(plan, options, check_mode=False):
         lines.append('owners (%s): %s%s' % (options.owners, found,
                                             '; not checked: ' + '; '.join(unchecked) if unchecked else ''))
     return [line for line in lines if line]
+
+
+def _drain_wait(pdbs, options):
+    """How long our pods in flight can block a drain of the pods the budgets select (docs/rollouts.md "When pods go
+    away"): the eviction of a pod they select waits while our changes use up a budget, each time one pod's change."""
+    if not pdbs:
+        return ''
+    return ('; a drain (kubectl drain, an autoscaler) evicting their pods is refused (429) while our pods in flight '
+            'use up a budget: each time at most as long as one pod\'s change, up to wait_timeout (%ss), until the '
+            'rollout ends' % options.wait_timeout)
 
 
 def plan_facts(plan):

@@ -99,6 +99,11 @@ class Window:
                                       blocked=reasons)
                 self._cond.wait(min(POLL_SECONDS, remaining))
 
+    def left(self, name):
+        """Pod ``name`` went away before its turn (it never took a slot): the progress counts it gone."""
+        if self.progress is not None:
+            self.progress.left(name)
+
     def release(self, name, ok, pod=None, gone=False):
         """Pod ``name`` left the window: ``ok`` (counted done, ``pod`` as last seen: watched from now on),
         ``gone`` (it went away: neither done nor failed) or failed (counts against max_failed)."""

@@ -18,6 +18,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.budget_gate im
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.health import HealthWatch
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import RolloutOptions
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import Workload
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, workload
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock, Watcher
 
@@ -75,7 +76,7 @@ def test_an_error_without_failed_pods_fails_the_call(monkeypatch):
 
 
 def test_a_finish_that_finds_pods_another_writer_changed_is_reported_in_finished(monkeypatch):
-    def conflict(self, final=None, synced=None, known=None):
+    def conflict(self, final=None, synced=None, known=None, failed=()):
         raise engine.ConcurrentChange('changed by another writer', failed_pods=[
             {'name': 'web-1', 'status': engine.CONFLICT, 'reason': 'changed by another writer'}])
     monkeypatch.setattr(Rollout, 'finish', conflict)
@@ -86,7 +87,7 @@ def test_a_finish_that_finds_pods_another_writer_changed_is_reported_in_finished
 
 
 def test_a_finish_error_without_failed_pods_fails_the_call(monkeypatch):
-    def broken(self, final=None, synced=None, known=None):
+    def broken(self, final=None, synced=None, known=None, failed=()):
         raise ApiError('the server is gone')
     monkeypatch.setattr(Rollout, 'finish', broken)
     with pytest.raises(ApiError):
@@ -208,6 +209,27 @@ def test_a_pod_that_fails_during_a_pause_stops_the_run_beyond_max_failed_pods():
     assert 'failed while watched: web-0: restarted' in result['progress']
 
 
+def test_pods_failed_within_max_failed_pods_do_not_keep_the_end_waiting_for_the_status(monkeypatch):
+    # A pod failed on a lost node stays unready: the status never converges. The end releases the hold and waits
+    # only until the controller saw it, instead of adding wait_timeout to a failure already reported.
+    waited = []
+    wait_for = Workload.wait_for
+
+    def recorded(self, what, predicate, timeout):
+        waited.append(what)
+        if what == 'the workload status to converge':
+            raise WaitTimeout('timed out waiting for %s' % what)
+        return wait_for(self, what, predicate, timeout)
+    monkeypatch.setattr(Workload, 'wait_for', recorded)
+    kube = FakeApps([workload('Deployment')])
+    result = rollout(kube, kind='Deployment', max_failed_pods=1,
+                     budget_gate=lambda shared: Blocking(shared, lambda names: names[0].endswith('-1')))
+    assert [item['name'][-2:] for item in result['report']['failed_pods']] == ['-1'], result['report']
+    assert result['run']['stopped'] is False and 'the workload status to converge' not in waited
+    assert 'the controller to observe the release' in waited
+    assert not kube.get('Deployment', 'web')['spec'].get('paused')
+
+
 def test_the_report_is_the_roles_rollout_result_as_the_module_knows_it():
     kube = FakeApps([workload('StatefulSet')])
     calls = [rollout(kube, internal={'verify': True})]
@@ -244,6 +266,16 @@ def test_the_first_call_shows_the_plan_in_lines_and_a_resumed_call_does_not():
     window = rollout(FakeApps([workload('StatefulSet')]), window=True, batch_size='2', readiness_gate='example.com/g')
     assert window['plan_lines'][0] == 'StatefulSet web: in_place, 3 pod(s), 0 already updated'
     assert window['plan_lines'][1] == 'steps (1), a sliding window of 2 pod(s) in flight: 3 pod(s)'
+
+
+def test_the_plan_says_how_long_a_drain_of_budgeted_pods_can_be_blocked_by_our_pods_in_flight():
+    pdb = {'metadata': {'name': 'web'}, 'spec': {'selector': {'matchLabels': {'app': 'web'}}},
+           'status': {'disruptionsAllowed': 1, 'currentHealthy': 3, 'desiredHealthy': 2}}
+    lines = rollout(FakeApps([workload('StatefulSet')], pdbs=[pdb]), window=True, wait_timeout=120)['plan_lines']
+    budget = [line for line in lines if line.startswith('PodDisruptionBudgets: ')]
+    assert budget == ["PodDisruptionBudgets: ['web']; a drain (kubectl drain, an autoscaler) evicting their pods is "
+                      "refused (429) while our pods in flight use up a budget: each time at most as long as one "
+                      "pod's change, up to wait_timeout (120s), until the rollout ends"]
 
 
 def test_the_report_of_a_run_rolled_back_names_the_failed_pods():

@@ -9,7 +9,8 @@ import threading
 import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import WaitTimeout
-from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import NotStarted
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import NotStarted, PodGone
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import progress
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import Window, watch_entry
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils import conftest
 
@@ -210,3 +211,18 @@ def test_only_the_pods_the_watch_changed_are_read_again():
     with pytest.raises(WaitTimeout, match='98 healthy pod'):
         window.acquire('p3')
     assert pods.reads < 114   # five turns: 100 pods read once, the pods changed, each turn its own pod
+
+
+def test_a_pod_gone_before_its_turn_is_counted_gone_by_the_progress_not_waiting(tmp_path):
+    report = progress.Progress(str(tmp_path / 'p'), total=3)
+    report.label, report.waiting = 'step 1 of 1', 3
+    going = dict(pod('c'), metadata=dict(pod('c')['metadata'], deletionTimestamp='2026-01-01T00:00:00Z'))
+    window = Window(Pods(pod('a'), pod('b'), going), width=1, timeout=0, max_failed=0, progress=report)
+    window.acquire('a')
+    with pytest.raises(PodGone):
+        window.acquire('c')
+    window.left('c')      # what the engine does with a pod that went away before its turn (operations/podsteps.py)
+    window.left('a')      # a pod in flight is not "before its turn": its release counts it
+    counts = report.counts()
+    assert (counts['gone'], counts['waiting'], counts['in_flight']) == (1, 1, 1)
+    assert '1 gone (deleted or evicted: not failed), 1 in flight, 1 waiting for a slot' in progress.line(counts)
