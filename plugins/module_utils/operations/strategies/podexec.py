@@ -143,7 +143,7 @@ def handshake_error(text):
 
 def run_exec(kube, namespace, name, container, command, timeout=EXEC_TIMEOUT):
     """Run ``command`` in the container over pods/exec; an ExecResult (no exception for exec errors)."""
-    # The kubernetes package's websocket machinery, imported here only: it costs a third of a second.
+    # The kubernetes package's websocket machinery, imported here only: its import is slow (docs/performance.md).
     from kubernetes.client import CoreV1Api
     from kubernetes.client.rest import ApiException
     from kubernetes.stream import stream as kube_stream
