@@ -281,3 +281,23 @@ class FakeWatcher(object):
         if pod is not None and done(pod):
             return pod
         raise WaitTimeout('pod %s: timed out' % name)
+
+
+class FakePodWatcher(FakeWatcher):
+    """waiter.PodWatcher's construction and lifecycle over FakeWatcher."""
+
+    def __init__(self, kube, namespace, label_selector=None, field_selector=None):
+        super(FakePodWatcher, self).__init__(kube)
+
+    def start(self, pods=None, resource_version=None):
+        return self
+
+    def stop(self):
+        pass
+
+    def items(self):
+        return [self.get(name) for name in sorted(self.cluster.pods)]
+
+    def changes(self, since):
+        """Cannot tell what changed: every look judges every pod again."""
+        return (since or 0) + 1, None

@@ -20,7 +20,7 @@ from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest im
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
 
 GATE = 'inplace.k8s/ready'
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', '..'))
 
 
 def gated(name, condition=None, deleting=None):
