@@ -91,8 +91,8 @@ notes:
   - RBAC - C(get), C(list) and C(patch) on C(applications.argoproj.io), C(kustomizations.kustomize.toolkit.fluxcd.io)
     and C(helmreleases.helm.toolkit.fluxcd.io), plus C(get) on the workload. The ClusterRole
     C(inplace-k8s-gitops) is in C(rbac/inplace-k8s-rbac.yml).
-  - A CRD that is not installed, or an object that the credentials cannot read, is skipped and named in
-    RV(skipped).
+  - A CRD that is not installed, or an object that the credentials cannot read, is not checked and named in
+    RV(unchecked).
   - Resuming gives the controller back its source. Commit the rollout's new values there first, so that its
     next sync is a no-op. See docs/gitops.md.
 seealso:
@@ -142,8 +142,10 @@ objects:
   returned: always
   type: list
   elements: dict
-skipped:
-  description: GitOps objects named by the workload that were not found or could not be read.
+unchecked:
+  description:
+    - GitOps objects named by the workload that were not found or could not be read, each with the reason.
+    - Named C(unchecked), not C(skipped), because Ansible reads a non-empty C(skipped) as "the task was skipped".
   returned: always
   type: list
   elements: str

@@ -47,7 +47,7 @@ def run(connect, options, check_mode=False):
         objects = resume(kube, found, run_id, check_mode)
         keeper_pid = None
     result = {'changed': any(o['action'] in ('suspended', 'resumed') for o in objects), 'run': run_id,
-              'objects': objects + ignored, 'skipped': skipped, 'warnings': []}
+              'objects': objects + ignored, 'unchecked': skipped, 'warnings': []}
     if options.state == 'suspended':
         result['keeper'] = keeper_pid
         if any(o['action'] == 'suspended' for o in objects) and not check_mode and keeper_pid is None:

@@ -197,6 +197,6 @@ def test_names_the_api_would_refuse_are_never_requested(monkeypatch, capsys):
                            labels={'kustomize.toolkit.fluxcd.io/name': 'a?watch=true',
                                    'kustomize.toolkit.fluxcd.io/namespace': 'flux-system'}))
     result = main(monkeypatch, capsys, kube, state='suspended', run='run-1')
-    assert result['objects'] == [] and len(result['skipped']) == 2
-    assert all('not a valid object name' in note for note in result['skipped'])
+    assert result['objects'] == [] and len(result['unchecked']) == 2 and not result.get('skipped')
+    assert all('not a valid object name' in note for note in result['unchecked'])
     assert [p for _m, p in kube.requests] == [lookup.path('Deployment', 'team-a', 'web')]
