@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A test PKI: a CA, a server certificate for 127.0.0.1 and kubernetes.default, a client certificate (the fixture pki, module-scoped; import it into a test module to use it)."""
+"""A test PKI: a CA, a server certificate for 127.0.0.1 and kubernetes.default, a client certificate (the fixture
+pki, module-scoped; import it into a test module to use it)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type

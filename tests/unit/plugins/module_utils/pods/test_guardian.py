@@ -15,8 +15,9 @@ import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, guardian, record
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.pods.helpers import GATE, Kube, drained_pod, entry
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.pods.helpers import GATE, Kube, drained_pod, entry
+
 
 def talk(lines, kube):
     """serve() over a real pipe that receives ``lines`` and is then closed; what it restored."""

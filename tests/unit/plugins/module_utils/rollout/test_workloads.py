@@ -28,6 +28,7 @@ from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes impor
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout.helpers import NEW, OLD, images, rec, run_all, step, uids
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout.helpers import workload_params as params
 
+
 @pytest.fixture(autouse=True)
 def fake_watcher(monkeypatch):
     monkeypatch.setattr(runner, 'PodWatcher', FakePodWatcher)
