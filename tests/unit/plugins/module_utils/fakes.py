@@ -87,8 +87,7 @@ class FakeCluster(object):
         """A quiet watch: no event until the server would end it (``timeout_seconds``, or ``watches_end``
         set). What the code under test needs to see of its own writes it offers to its watcher (observe)."""
         self.watches_end.wait(timeout_seconds)
-        for event in ():
-            yield event
+        yield from ()
 
     def request_once(self, method, path, query=None, body=None, content_type=None):
         """The Events API (operations/events.py): events.k8s.io Events kept in ``kube_events`` by name."""

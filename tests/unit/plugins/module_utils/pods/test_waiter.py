@@ -237,7 +237,6 @@ class BrokenStreamKube(StreamingKube):
                          timeout_seconds=60):
         self.watches.append(resource_version)
         raise KeyError('object')
-        yield   # pragma: no cover - a generator, as the client's stream is
 
 
 @pytest.mark.filterwarnings('ignore::pytest.PytestUnhandledThreadExceptionWarning')   # tests/unit/plugins/conftest.py
