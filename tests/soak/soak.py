@@ -65,6 +65,7 @@ import yaml
 
 import judge
 import moves
+import table as summary_table
 
 HISTORY_HASH_PREFIX = 'i'   # history.OUR_HASH_PREFIX: a pod-template-hash the Deployment controller never makes
 
@@ -882,27 +883,6 @@ class Soak(object):
                 'reruns': sum(r['reruns'] for r in self.results),
                 'wall_seconds': round(time.time() - self.started, 1), 'scenario_results': self.results}
 
-    def print_table(self, summary):
-        print()
-        print('| fault | injected | landed mid-run | first run failed | conflict reported | re-runs (max) | violations |')
-        print('| --- | --- | --- | --- | --- | --- | --- |')
-        for kind, row in summary['by_kind'].items():
-            print('| %s | %d | %d | %d | %d | %d (%d) | %d |' % (
-                kind, row['faults'], row['landed'], row['first_run_failed'], row['conflict_reported'],
-                row['reruns'], row['max_reruns'], row['violations']))
-        print('| **total** | %d | %d | %d | %d | %d | %d |' % (
-            summary['faults'], summary['faults_landed'],
-            sum(r['first_run_failed'] for r in summary['by_kind'].values()),
-            sum(r['conflict_reported'] for r in summary['by_kind'].values()), summary['reruns'],
-            summary['violations_total']))
-        print()
-        print('invariant violations: %s' % ', '.join('%s %d' % kv for kv in summary['violations'].items()))
-        print('fault kinds drawn (of %s): %s' % (','.join(summary['kinds']), ', '.join(
-            '%s %d' % (kind, row['faults']) for kind, row in summary['by_kind'].items())))
-        print('seed %d (replay with SOAK_SEED=%d), %d pods per workload (Deployment + StatefulSet), batch %s, '
-              '%d scenarios, %d faults, all converged: %s, wall %.0f s' % (
-                  summary['seed'], summary['seed'], summary['pods_per_workload'], summary['batch'],
-                  summary['scenarios'], summary['faults'], summary['converged'], summary['wall_seconds']))
 
 
 def summarize(lines):
@@ -1025,7 +1005,7 @@ def main(argv=None):
         if soak.current is not None and soak.current.poll() is None:
             kill_tree(soak.current.pid, signal.SIGKILL)
         summary = soak.summary()
-        soak.print_table(summary)
+        summary_table.print_table(summary)
         if args.json:
             with open(args.json, 'w') as handle:
                 json.dump(summary, handle, indent=1, sort_keys=False)
