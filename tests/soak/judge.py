@@ -21,6 +21,7 @@ invariant gone-as-failed (a pod that went away did not fail).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import datetime
 import http.client
 import json
 import threading
@@ -49,6 +50,20 @@ def rollout_results(text):
             if isinstance(value, dict):
                 found.append(value)
     return found
+
+
+def verified_at(text):
+    """Seconds since the epoch at which the last run of the log listed the pods once more before its result
+    (rollout_result.verified_at), or None (a killed or halted run, a result without it)."""
+    results = rollout_results(text)
+    stamp = results[-1].get('verified_at') if results else None
+    if not stamp:
+        return None
+    try:
+        moment = datetime.datetime.strptime(stamp, '%Y-%m-%dT%H:%M:%S.%fZ')
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=datetime.timezone.utc).timestamp()
 
 
 def causes(fault_log, results, tracked, events):

@@ -680,6 +680,7 @@ class Soak(object):
                 fault['note'] = 'SIGKILL to ansible-playbook and %d process(es) under it' % max(0, len(killed) - 1)
             elif kind == 'writer-pod-image':
                 pod = w.pods()[fault['pod_index'] % w.replicas]
+                fault['sent_at'] = time.time()
                 # As `kubectl set image pod/...` does: a strategic merge patch, no precondition.
                 self.api.call('PATCH', '/api/v1/namespaces/%s/pods/%s' % (w.namespace, meta(pod, 'name')),
                               {'spec': {'containers': [{'name': CONTAINER, 'image': fault['writer_image']}]}},
@@ -694,6 +695,22 @@ class Soak(object):
                 fault['note'] = moves.Mover(self.api, self.args.clusterdir, w, GATE, self.fault_log, ApiError).run(fault)
         except (ApiError, RuntimeError, OSError, subprocess.SubprocessError) as exc:
             fault['error'] = str(exc)
+
+    @staticmethod
+    def after_verified(fault, log):
+        """A pod write sent after the run's end listed the pods (its result's verified_at) came after everything
+        the run claims: no run can see it, so it counts as after the run (one more run must find it)."""
+        if not fault.get('landed') or fault.get('sent_at') is None:
+            return
+        try:
+            with open(log) as handle:
+                verified = judge.verified_at(handle.read())
+        except OSError:
+            return
+        if verified is not None and fault['sent_at'] > verified:
+            fault['landed'] = False
+            fault['note'] = fault.get('note', '') + ' (sent %.1f s after the run verified its pods: for the next run)' % (
+                fault['sent_at'] - verified)
 
     def write_template(self, w, proc, image):
         """Set the template's image to ``image``, only while the role holds the workload (guarded by the
@@ -788,6 +805,7 @@ class Soak(object):
         result['runs'].append({'rc': rc, 'seconds': round(first, 1), 'log': log, 'conflict': mentions(log, 'conflict')})
         if fault['kind'] not in ('kill-term', 'kill-kill') or not fault.get('landed'):
             self.expected[w.kind] = round(0.7 * self.expected[w.kind] + 0.3 * first, 1)
+        self.after_verified(fault, log)
         self.recover()
         # Re-run until it succeeds; at least once when the fault fired after the first run had ended.
         reruns = 0

@@ -70,10 +70,14 @@ MAX_DEPTH = 16
 MAX_HOLD_SECONDS = 4 * 86400
 
 
-def timestamp(seconds=None):
-    """UTC time as the records write it; now, or ``seconds`` since the epoch."""
+def timestamp(seconds=None, precise=False):
+    """UTC time as the records write it; now, or ``seconds`` since the epoch. ``precise``: with milliseconds
+    (2026-11-28T20:51:07.123Z), for a result that says when it read the cluster."""
     seconds = time.time() if seconds is None else seconds
-    return datetime.datetime.fromtimestamp(int(seconds), datetime.timezone.utc).strftime(TIME_FORMAT)
+    if not precise:
+        return datetime.datetime.fromtimestamp(int(seconds), datetime.timezone.utc).strftime(TIME_FORMAT)
+    moment = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
+    return moment.strftime('%Y-%m-%dT%H:%M:%S.') + '%03dZ' % (moment.microsecond // 1000)
 
 
 def parse_timestamp(text):

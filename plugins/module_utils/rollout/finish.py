@@ -70,6 +70,8 @@ class FinishStep:
             if not listed_now:
                 pods = w.pods()   # the one list of the end: what the result claims is what the cluster has now
             moved = reconcile(pods, self.watched, set(known), images, resources, w.spec.get('replicas'))
+            # What the result claims holds as of this list; a write after it is for the next run to see.
+            moved['verified_at'] = record.timestamp(precise=True)
         if final == DONE and rec.get('state') == IN_PROGRESS:
             self._check_overwritten(partition.outside(rec, pods), images, (rec.get('before') or {}).get('images') or {})
         out = self._release(rec, images, resources, final, synced['changed'], pods)

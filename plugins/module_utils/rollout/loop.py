@@ -206,6 +206,7 @@ class OneCall:
                  if (item.get('name'), item.get('uid')) not in seen]
         run.setdefault('gone', []).extend(found)
         run['replaced'] = run['finished'].pop('replaced', None) or []
+        run['verified_at'] = run['finished'].pop('verified_at', None)
         run['progress'].extend(report.gone_line(item) for item in found)
         if run['replaced']:
             run['progress'].append('replaced by their controller during the run, on the target: %s' % ', '.join(

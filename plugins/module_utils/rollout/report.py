@@ -120,4 +120,5 @@ def summary(facts, run=None, ended=None, check_mode=False):
         'message': finished['message'] if 'message' in finished else facts.get('message') or '',
         'history': history if history is not None else rollback.get('history') or {}, 'undo': {},
         'owners': facts.get('owners') or {}, 'suspended': [], 'elapsed_seconds': None,
+        'verified_at': run.get('verified_at'),
     }

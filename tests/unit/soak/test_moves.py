@@ -204,3 +204,22 @@ def test_tracker_entry():
     entry = judge.pod_entry({'metadata': {'name': 'a', 'uid': 'u'}, 'status': {'phase': 'Failed', 'reason': 'Evicted'}},
                             deleted=False)
     assert entry['evicted'] and not entry['deleted'] and entry['disruption'] is None
+
+
+def test_verified_at_reads_the_last_result_of_the_log():
+    stats = 'CUSTOM STATS: ****\n\tRUN: {"rollout_result": {"verified_at": "%s", "gone": []}}\n'
+    assert judge.verified_at('PLAY\n' + stats % '2026-11-28T20:51:07.250Z') == 1795899067.25
+    assert judge.verified_at('no stats: a killed run') is None
+    assert judge.verified_at(stats % '') is None
+    assert judge.verified_at(stats % 'yesterday') is None
+
+
+def test_a_pod_write_after_the_runs_last_list_is_for_the_next_run(tmp_path):
+    log = tmp_path / 'r0.log'
+    log.write_text('CUSTOM STATS: ****\n\tRUN: {"rollout_result": {"verified_at": "2026-11-28T20:51:07.250Z"}}\n')
+    after = {'landed': True, 'sent_at': 1795899067.6, 'note': 'pod db-5 set'}
+    soak.Soak.after_verified(after, str(log))
+    assert after['landed'] is False and 'for the next run' in after['note']
+    before = {'landed': True, 'sent_at': 1795899066.9, 'note': 'pod db-5 set'}
+    soak.Soak.after_verified(before, str(log))
+    assert before['landed'] is True and before['note'] == 'pod db-5 set'

@@ -104,6 +104,7 @@ def held(state='in-progress', owner='other', expires='2026-01-31T12:05:00Z'):
 
 def test_timestamps_roundtrip():
     assert record.timestamp(NOW) == '2026-01-31T12:01:00Z'
+    assert record.timestamp(NOW + 0.0566, precise=True) == '2026-01-31T12:01:00.056Z'
     assert record.parse_timestamp('nonsense') is None and record.parse_timestamp(None) is None
 
 

@@ -6,6 +6,8 @@ and what it returns in diff mode."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import re
+
 import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
@@ -210,6 +212,9 @@ def test_the_report_is_the_roles_rollout_result_as_the_module_knows_it():
     assert report['workload']['updatedReplicas'] == 3 and report['history'] == calls[0]['history']
     # the keys the role fills in are there, in rollout_result's order
     assert list(report)[:3] == ['changed', 'check_mode', 'action'] and report['elapsed_seconds'] is None
+    # the end's one list of the pods: when it was, to the millisecond (the result holds as of then)
+    assert re.match(r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$', report['verified_at'])
+    assert calls[0]['report']['verified_at'] is None
     # the pods verified so far are for the next call only: not in the ended run
     assert 'watch' in calls[0]['run'] and 'watch' not in calls[-1]['run']
 
