@@ -4,9 +4,13 @@
 """Write roles/rollout/README.md from roles/rollout/meta/argument_specs.yml, so that the role's README (which Galaxy
 and Automation Hub require and show) says what the argument spec says and never drifts from it. The markup of the
 spec (C(), O(), V(), M(), ...) is parsed by antsibull-docs-parser, as antsibull-docs parses it for the role's page.
-tests/unit/hack/test_role_readme.py fails when the committed README differs from what this writes.
+tests/unit/hack/test_role_readme.py fails when the committed README differs from what this writes. The table of the
+defaults the role sets apart from the module's comes from plugins/module_utils/rollout/role_options.py (PRESETS),
+the module's defaults from its documentation (plugins/doc_fragments/rollout_options.py, which sanity checks against
+its argument spec).
 Usage: .cache/venv/bin/python hack/role-readme.py [--check]   (--check writes nothing, fails if the README is stale)"""
 
+import importlib.util
 import os
 import re
 import sys
@@ -19,6 +23,8 @@ from antsibull_docs_parser.parser import Context, parse
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC = os.path.join('roles', 'rollout', 'meta', 'argument_specs.yml')
 README = os.path.join('roles', 'rollout', 'README.md')
+ROLE_OPTIONS = os.path.join('plugins', 'module_utils', 'rollout', 'role_options.py')
+FRAGMENT = os.path.join('plugins', 'doc_fragments', 'rollout_options.py')
 ROLE = 'inplace.k8s.rollout'
 ENTRY_POINT = 'main'
 
@@ -48,6 +54,14 @@ How rollouts work, with examples: [docs/rollouts.md](../../docs/rollouts.md). Th
         rollout_images: {{app: registry.example.com/web:2.0}}
         rollout_batch_size: 2
 ```
+
+## Defaults that differ from the module's
+
+The role passes its variables to the module `inplace.k8s.rollout_workload` with the module's defaults, except these
+(a safer preset, declared in `plugins/module_utils/rollout/role_options.py`; a unit test fails on any other
+difference):
+
+{presets}
 
 ## Variables
 
@@ -164,13 +178,35 @@ def option_section(name, option):
     return '\n'.join(lines)
 
 
+def _load(path, name):
+    """A file of the tree as the module ``name`` (it imports nothing of the collection)."""
+    found = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
+    module = importlib.util.module_from_spec(found)
+    found.loader.exec_module(module)
+    return module
+
+
+def presets_table(options):
+    """The PRESETS of role_options.py as a Markdown table: variable, the role's default, the module's, why."""
+    role_options = _load(ROLE_OPTIONS, 'role_options')
+    fragment = yaml.safe_load(_load(FRAGMENT, 'rollout_options_fragment').ModuleDocFragment.DOCUMENTATION)['options']
+    rows = ['| variable | role default | module option, its default | why |', '| --- | --- | --- | --- |']
+    for variable, why in role_options.PRESETS:
+        option = next((o for o, (v, _c) in role_options.OPTIONS.items() if v == variable), variable)
+        rows.append('| %s | %s | %s: %s | %s |' % (
+            code(role_options.PREFIX + variable), default_text(options[role_options.PREFIX + variable]['default']),
+            code(option), default_text(fragment[option].get('default')), md_escape(why)))
+    return '\n'.join(rows)
+
+
 def render(spec):
     """The README for the argument spec ``spec`` (the parsed YAML of argument_specs.yml)."""
     entry = spec['argument_specs'][ENTRY_POINT]
     options = entry.get('options') or {}
     head = HEADER.format(role=ROLE, short=markdown(entry['short_description']),
                          description=markdown(entry.get('description') or ''), count=len(options),
-                         entry=ENTRY_POINT, version_added=entry.get('version_added', '(not set)'))
+                         entry=ENTRY_POINT, version_added=entry.get('version_added', '(not set)'),
+                         presets=presets_table(options))
     sections = [option_section(name, options[name]) for name in sorted(options)]
     text = head + '\n' + '\n\n'.join(sections) + '\n'
     return re.sub(r'\n{3,}', '\n\n', text)

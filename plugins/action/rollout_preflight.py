@@ -21,8 +21,9 @@ import yaml
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import role_options
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.inputs import (
-    input_errors, unknown_variables_message, window)
+    INPUTS, input_errors, unknown_variables_message, window)
 
 # Variables named rollout_* that are not the role's inputs: its output.
 NOT_INPUTS = ('rollout_result',)
@@ -36,8 +37,10 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
-        _spec, args = self.validate_argument_spec(argument_spec={'role': {'type': 'dict', 'required': True}})
+        _spec, args = self.validate_argument_spec(argument_spec={'role': {'type': 'dict'}})
         role = args['role']
+        if role is None:   # the role's task names none of its variables: they are read here
+            role = self._role_inputs(task_vars)
         errors = input_errors(role)
         known = self._inputs(task_vars)
         unknown = [name for name in task_vars
@@ -54,6 +57,16 @@ class ActionModule(ActionBase):
             restart_id=role.get('restart_id') or time.strftime('restart-%Y%m%dT%H%M%S', time.gmtime(now)),
             window=window(role))
         return result
+
+    def _role_inputs(self, task_vars):
+        """The role's variables the checks read (inputs.INPUTS), templated, without their prefix. Of the analysis
+        checks only whether there are any: their own templates are resolved when they run (analysis.yml)."""
+        names = [role_options.PREFIX + name for name in INPUTS if name != 'analysis']
+        role = dict((name[len(role_options.PREFIX):], value)
+                    for name, value in role_options.templated(self._templar, task_vars, names).items())
+        analysis = task_vars.get(role_options.PREFIX + 'analysis')
+        role['analysis'] = bool(analysis if isinstance(analysis, (list, tuple)) else self._templar.template(analysis))
+        return role
 
     def _inputs(self, task_vars):
         """The role's variables: the options of its argument spec."""

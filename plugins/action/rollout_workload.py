@@ -12,7 +12,10 @@ Only where the module runs on this machine (connection local, not async); elsewh
 ``internal`` is the role's plumbing, not an option for playbooks: every call of the module goes through this action,
 which refuses ``internal`` unless the task is one of the role inplace.k8s.rollout's own (its role is that role of this
 collection), and never passes on a ``progress_file`` it did not make (the module checks the file's form again:
-rollout/progress.py)."""
+rollout/progress.py).
+
+The role's tasks name the state and what the run computed; with ``internal.role_variables`` this action adds the
+options that come from the role's variables (rollout/role_options.py, the one mapping; what the task names wins)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -24,6 +27,8 @@ import threading
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
+
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import role_options
 
 display = Display()
 
@@ -85,6 +90,8 @@ class ActionModule(ActionBase):
             return result
         if isinstance(args.get('internal'), dict):
             args['internal'] = dict((k, v) for k, v in args['internal'].items() if k != 'progress_file')
+            if args['internal'].pop('role_variables', False):
+                args = self._with_role_variables(args, task_vars or {})
         wrap_async = bool(self._task.async_val) and not self._connection.has_native_async
         reader = path = None
         if self._shows_progress(args):
@@ -104,6 +111,15 @@ class ActionModule(ActionBase):
         if not wrap_async:
             self._remove_tmp_path(self._connection._shell.tmpdir)
         return result
+
+    def _with_role_variables(self, args, task_vars):
+        """``args`` with the options of its state that come from the role's variables (the task's own win);
+        ``internal`` left out when nothing else is in it."""
+        variables = role_options.templated(self._templar, task_vars, role_options.variable_names())
+        args = dict(role_options.module_args(args.get('state'), variables), **args)
+        if not args['internal']:
+            del args['internal']
+        return args
 
     def _from_role(self):
         """Is this task one of the rollout role's own (the role of this collection, by name or by path)?"""

@@ -39,6 +39,14 @@ options:
   restart_id:
     description: Marks pods restarted by this restart rollout, so that a re-run skips them.
     type: str
+  config:
+    description:
+      - A config rollout - V(auto), or ConfigMaps and Secrets as V(ConfigMap/NAME) and V(Secret/NAME). Restarts, in
+        place, only the containers that use these objects (V(auto) - any the pods use) through C(env), C(envFrom) or
+        volumes and started before the object's last change, unless the pod's record says they were given its data
+        (docs/config-rollouts.md). Not with O(images), O(resources) or O(restart).
+    type: list
+    elements: str
   allow_recreate:
     description: Hand a change that cannot be made in place to the controller's rolling update instead of failing.
     type: bool

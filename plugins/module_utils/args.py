@@ -68,9 +68,13 @@ TARGET_CONSTRAINTS = {
     'required_one_of': [('name', 'names', 'label_selectors', 'field_selectors')],
 }
 
+# The default of every wait_timeout (here, the rollout's ROLLOUT_ARG_SPEC and the role's rollout_wait_timeout, which
+# tests/unit checks against it) and of the waits that take no option: written once here.
+WAIT_TIMEOUT = 300
+
 WAIT_ARG_SPEC = {
     'wait': {'type': 'bool', 'default': True},
-    'wait_timeout': {'type': 'int', 'default': 300},
+    'wait_timeout': {'type': 'int', 'default': WAIT_TIMEOUT},
     'min_ready_seconds': {'type': 'int', 'default': 0},
 }
 
@@ -192,6 +196,15 @@ def protect_secrets(module):
     module.no_log_values.update(kubeconfig_secrets(kubeconfig))
     module.no_log_values.update(proxy.credentials(params.get('proxy') or ''))
     return module
+
+
+def default(spec, name):
+    """The default of option ``name`` of ``spec`` as the typed options hold it: a list's as a tuple, None without
+    one (the one place a default is written is the argument spec)."""
+    value = spec[name].get('default')
+    if isinstance(value, list) or value is None and spec[name]['type'] == 'list':
+        return tuple(value or ())
+    return value
 
 
 def argument_spec(*specs, **extra):

@@ -7,14 +7,17 @@ its params: ``*.from_params``, the one place that reads them) or the rollout's b
 them directly). Nothing below the runner reads Ansible's params, and nothing writes into them: an
 operation that needs other values makes a changed copy (``_replace``).
 
-Each object pairs with a shared argument spec of args.py: Connection <-> AUTH_ARG_SPEC, Target <->
-TARGET_ARG_SPEC, Wait <-> WAIT_ARG_SPEC, Drain <-> DRAIN_ARG_SPEC; the change (ImageChange,
+Each object pairs with a shared argument spec of args.py, whose defaults it takes: Connection <-> AUTH_ARG_SPEC,
+Target <-> TARGET_ARG_SPEC, Wait <-> WAIT_ARG_SPEC, Drain <-> DRAIN_ARG_SPEC; the change (ImageChange,
 ResizeChange, RestartChange with its Strategy) holds each module's own options. Named tuples:
 immutable, and cheap to define (a module's start-up time counts; dataclasses cost more: docs/performance.md).
 """
 
 from collections import namedtuple
 
+from ansible_collections.inplace.k8s.plugins.module_utils.args import (
+    DRAIN_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, WAIT_TIMEOUT, default,
+)
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 
 # Bounds of the numbers a user gives (docs/errors.md): a value past one is refused by name before anything is
@@ -63,9 +66,12 @@ class Connection(namedtuple('Connection', CONNECTION_FIELDS, defaults=(None,) * 
         return self._asdict()
 
 
-class Target(namedtuple('Target', 'namespace name names label_selectors field_selectors fail_on_no_match '
-                                  'continue_on_error max_concurrency force_takeover window owners',
-                        defaults=(None, (), (), (), False, False, 10, False, None, None))):
+_TARGET_OPTIONS = ('name', 'names', 'label_selectors', 'field_selectors', 'fail_on_no_match', 'continue_on_error',
+                   'max_concurrency', 'force_takeover')
+
+
+class Target(namedtuple('Target', ('namespace',) + _TARGET_OPTIONS + ('window', 'owners'),
+                        defaults=tuple(default(TARGET_ARG_SPEC, name) for name in _TARGET_OPTIONS) + (None, None))):
     """Which pods, and how many at once (args.TARGET_ARG_SPEC). ``window``: none from a module's params; the
     rollout's sliding window (rollout.window.Window), which admits each pod in its turn. ``owners``: the owners
     policy (args.OWNERS_ARG_SPEC; None: not checked, as in the rollout's batches, whose plan checked them)."""
@@ -79,7 +85,7 @@ class Target(namedtuple('Target', 'namespace name names label_selectors field_se
                    field_selectors=tuple(params.get('field_selectors') or ()),
                    fail_on_no_match=bool(params.get('fail_on_no_match')),
                    continue_on_error=bool(params.get('continue_on_error')),
-                   max_concurrency=params.get('max_concurrency', 10), force_takeover=bool(params.get('force_takeover')),
+                   max_concurrency=params.get('max_concurrency', cls._field_defaults['max_concurrency']), force_takeover=bool(params.get('force_takeover')),
                    owners=params.get('owners'))
 
     def pod_names(self):
@@ -96,19 +102,23 @@ class Target(namedtuple('Target', 'namespace name names label_selectors field_se
         return labels, ','.join(found) or None
 
 
-class Wait(namedtuple('Wait', 'enabled timeout min_ready_seconds', defaults=(True, 300, 0))):
+class Wait(namedtuple('Wait', 'enabled timeout min_ready_seconds',
+                      defaults=tuple(default(WAIT_ARG_SPEC, name) for name in ('wait', 'wait_timeout',
+                                                                               'min_ready_seconds')))):
     """Whether and how long to wait for the change (args.WAIT_ARG_SPEC)."""
 
     __slots__ = ()
 
     @classmethod
     def from_params(cls, params):
-        return cls(enabled=params.get('wait', True), timeout=params.get('wait_timeout', 300),
+        return cls(enabled=params.get('wait', True), timeout=params.get('wait_timeout', WAIT_TIMEOUT),
                    min_ready_seconds=params.get('min_ready_seconds') or 0)
 
 
 class Drain(namedtuple('Drain', 'readiness_gate seconds required on_failure drain_label',
-                       defaults=(None, 0, False, 'restore_if_healthy', None))):
+                       defaults=tuple(default(DRAIN_ARG_SPEC, name) for name in (
+                           'readiness_gate', 'drain_seconds', 'require_readiness_gate', 'readiness_gate_on_failure',
+                           'drain_label')))):
     """How pods are drained before the change: a readiness gate, or a label that Services select by
     (args.DRAIN_ARG_SPEC; drain.drainer)."""
 
@@ -118,7 +128,7 @@ class Drain(namedtuple('Drain', 'readiness_gate seconds required on_failure drai
     def from_params(cls, params):
         return cls(readiness_gate=params.get('readiness_gate'), seconds=params.get('drain_seconds') or 0,
                    required=bool(params.get('require_readiness_gate')),
-                   on_failure=params.get('readiness_gate_on_failure') or 'restore_if_healthy',
+                   on_failure=params.get('readiness_gate_on_failure') or cls._field_defaults['on_failure'],
                    drain_label=params.get('drain_label'))
 
 
@@ -162,9 +172,10 @@ class Strategy(namedtuple('Strategy', 'name exec_signal exec_command cri_client 
         return cls(params.get('strategy') or 'auto', *(params.get(name) for name in cls._fields[1:]))
 
 
-class RestartChange(namedtuple('RestartChange', 'containers ordered restarted_after strategy on_failure',
-                               defaults=(None, False, None, Strategy(), 'stop'))):
-    """container_recreate: which containers restart (None: the app containers), in order or not, since when."""
+class RestartChange(namedtuple('RestartChange', 'containers ordered restarted_after strategy on_failure select',
+                               defaults=(None, False, None, Strategy(), 'stop', None))):
+    """container_recreate: which containers restart (None: the app containers), in order or not, since when.
+    ``select``: none from a module's params; a config rollout's choice per pod (pod -> {container: why})."""
 
     __slots__ = ()
 

@@ -24,11 +24,11 @@ options:
   role:
     description:
       - The role's variables, each without its C(rollout_) prefix (C(target), C(action), C(images), C(resources),
-        C(restart), C(restart_id), C(batch_size), C(canary), C(partition), C(max_unavailable), C(readiness_gate),
-        C(drain_label), C(enable_drain_label), C(require_drain), C(window), C(pause_seconds), C(verify_tasks),
-        C(stop_after_batches), C(analysis), C(analysis_after)).
+        C(restart), C(restart_id), C(config), C(batch_size), C(canary), C(partition), C(max_unavailable),
+        C(readiness_gate), C(drain_label), C(enable_drain_label), C(require_drain), C(window), C(pause_seconds),
+        C(verify_tasks), C(stop_after_batches), C(analysis), C(analysis_after)).
+      - Not given (as the role calls it), the variables of the role's argument spec as the task sees them.
     type: dict
-    required: true
 attributes:
   check_mode:
     support: full
@@ -41,7 +41,10 @@ notes:
 '''
 
 EXAMPLES = r'''
-- name: Check the inputs and start the run
+- name: Check the inputs of the role's variables and start the run (the role's own first task)
+  inplace.k8s.rollout_preflight:
+
+- name: Check given inputs and start the run
   inplace.k8s.rollout_preflight:
     role:
       action: apply

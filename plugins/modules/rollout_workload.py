@@ -199,6 +199,15 @@ undo:
       C(kubernetes.io/change-cause) if any (C(change_cause)).
   returned: previous
   type: dict
+config:
+  description:
+    - With O(config) - C(scope) (V(auto) or the objects named) and C(restarts) - per pod still to restart, per
+      container, why (which object, changed when, used how - C(env NAME (key k)), C(envFrom), C(mount PATH), C(subPath
+      PATH)).
+  returned: with config
+  type: dict
+  sample: {scope: [ConfigMap/app-config], restarts: {web-0: {app: "ConfigMap/app-config changed 2026-01-31T12:00:00Z,
+           container started 2026-01-30T08:00:00Z (env MODE (key mode))"}}}
 workload:
   description: The workload's status fields (replicas, updatedReplicas, currentRevision ...).
   returned: when a workload is given

@@ -110,6 +110,9 @@ CALL_SITES = {
     ('module_utils/rollout/labeldrain.py', 'LabelDrainStep.drain_label', 'PATCH'): perms(['patch'], [('', 'services')]),
     ('module_utils/pods/drain.py', 'LabelDrain.serving', 'GET'): perms(['list'], [('discovery.k8s.io', 'endpointslices')]),
     ('module_utils/pods/nodes.py', 'NodeHealth.look', 'GET'): perms(['get'], [('', 'nodes')]),
+    # Config rollouts: the ConfigMaps and Secrets the pods use (config/rollout.py RESOURCES).
+    ('module_utils/config/rollout.py', 'ConfigRollout._object', 'get_managed'):
+        perms(['get'], [('', 'configmaps'), ('', 'secrets')]),
     # Checks of permissions defined elsewhere (each read at its definition: prepull.PERMISSIONS, the operation's and
     # the drainer's permissions).
     ('module_utils/rollout/plan.py', 'PlanStep._prepare', 'SSAR'): [],

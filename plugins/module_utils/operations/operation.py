@@ -6,7 +6,7 @@
 differently (what it compares, writes and waits for) is one of its methods; image.py, resize.py and
 recreate.py are its subclasses."""
 
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan as planning, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan as planning, podstate, record, restarts
 
 
 class Operation:
@@ -41,8 +41,13 @@ class Operation:
 
     def write(self, kube, pod, pod_plan, rec):
         """Write the change and the record (one guarded JSON patch); the pod after the write."""
-        return kube.patch_pod(podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name'),
-                              record.build_patch(pod, self.name, rec, self.changes(pod, pod_plan)))
+        return kube.patch_pod(podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name'), record.build_patch(
+            pod, self.name, rec, self.planned_restarts(pod, pod_plan, rec) + list(self.changes(pod, pod_plan))))
+
+    def planned_restarts(self, pod, pod_plan, rec):
+        """Patch operations counting the restarts this write plans on the pod (pods/restarts.py), after the record."""
+        reasons = dict((c.name, c.reason or self.name) for c in pod_plan.updates() if c.restart)
+        return restarts.patch_ops(pod, reasons, ((rec or {}).get('owner') or {}).get('run'))
 
     def restarted(self, pod, cplan, before):
         """Wait stage 'restart': the container now runs as a new container (when a restart is expected)."""

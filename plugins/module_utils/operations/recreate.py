@@ -24,7 +24,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations.operation i
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import cri, imageref, kruise, podexec, restart
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan, podstate
 
-Settings = namedtuple('Settings', 'containers ordered restarted_after')
+Settings = namedtuple('Settings', 'containers ordered restarted_after select', defaults=(None,))
 
 
 class Target(str):
@@ -73,6 +73,13 @@ def decide(pod, name, settings, strategy):
     return Target(value, plan.UPDATE, current)
 
 
+def chosen_target(target, why):
+    """A restart decided by ``decide`` that carries why it was chosen (the plan's reason for a config restart)."""
+    if target.action != plan.UPDATE:
+        return target
+    return Target(str(target), target.action, target.current, why)
+
+
 class RecreateOperation(Operation):
     """Restart containers with a strategy; see the module docstring."""
 
@@ -95,6 +102,11 @@ class RecreateOperation(Operation):
     # ---- planning
 
     def desired(self, pod):
+        if self.settings.select is not None:
+            # A config rollout: the containers of this pod whose config changed (config/rollout.py), and why.
+            chosen = self.settings.select(pod)
+            return {name: chosen_target(decide(pod, name, self.settings, self.strategy), chosen[name])
+                    for name in chosen}
         names = self.settings.containers or default_containers(pod)
         return {name: decide(pod, name, self.settings, self.strategy) for name in names}
 
@@ -216,7 +228,7 @@ def settings_of(change, wait):
     if (wait.min_ready_seconds or 0) < 0:
         raise ValidationError('min_ready_seconds (min_started_seconds) must not be negative')
     return Settings(containers=change.containers or None, ordered=bool(change.ordered),
-                    restarted_after=after or None)
+                    restarted_after=after or None, select=change.select)
 
 
 def resolve_strategy(kube, name):

@@ -207,7 +207,8 @@ class ResizeOperation(Operation):
         if self.method == POD_PATCH:
             return super().write(kube, pod, pod_plan, rec)
         namespace, name = podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name')
-        marked = kube.patch_pod(namespace, name, record.build_patch(pod, self.name, rec))
+        marked = kube.patch_pod(namespace, name, record.build_patch(
+            pod, self.name, rec, self.planned_restarts(pod, pod_plan, rec)))
         try:
             return kube.patch_pod(namespace, name, self.changes(marked, pod_plan), subresource='resize')
         except ConflictError:

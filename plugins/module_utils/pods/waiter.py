@@ -33,6 +33,7 @@ from collections import deque
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import Kube, backoff_delay
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.args import WAIT_TIMEOUT
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
 WATCH_SECONDS = 30   # the server ends each watch after this; it is then resumed from the last version
@@ -121,7 +122,7 @@ class Watcher:
                 return self._logged, None
             return self._logged, self._log[since - first:]
 
-    def wait_for(self, name, done, failed=None, timeout=300):
+    def wait_for(self, name, done, failed=None, timeout=WAIT_TIMEOUT):
         """Block until ``done(pod)``; raise what ``failed(pod)`` returns, or WaitTimeout.
 
         ``failed`` also sees None when the pod is gone; ``done`` only sees pods.

@@ -8,6 +8,7 @@ run's hold on the workload record, and the values pods should have now."""
 
 import time
 
+from ansible_collections.inplace.k8s.plugins.module_utils.config.rollout import ConfigRollout
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import events, prepull
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, record
@@ -40,6 +41,10 @@ class RolloutContext:
         self.images = options.images or {}
         self.resources = options.resources or {}
         self.restart = list(options.restart)
+        # A config rollout (config/rollout.py) runs as a restart rollout of the containers each pod's plan names.
+        self.config = ConfigRollout(kube, options.namespace, options.config) if options.config else None
+        if self.config is not None:
+            self.restart = self.config.containers
         self.watched = options.watch or {}   # the pods counted done so far (grows with each batch of the one call)
         self.warnings = []
         self.workload = None
@@ -113,7 +118,9 @@ class RolloutContext:
         key = (podstate.meta(pod, 'uid'), podstate.meta(pod, 'resourceVersion'))
         if None not in key and key in self._pending:
             return self._pending[key]
-        if self.restart:
+        if self.config is not None:
+            answer = self.config.pending(pod)
+        elif self.restart:
             annotations = podstate.meta(pod, 'annotations') or {}
             answer = annotations.get(RESTART_ANNOTATION) != self.options.restart_id
         else:
@@ -128,6 +135,8 @@ class RolloutContext:
         out = {'changed': False, 'warnings': self.warnings,
                'pods': [dict(podstate.pod_summary(p), ordinal=batching.ordinal(p),
                              updated=not self.pending(p)) for p in pods]}
+        if self.config is not None:
+            out['config'] = self.config.report(pods)
         if self.workload is not None and self.workload.obj is not None:
             out['workload'] = self.workload.status_summary()
             if self.workload.history:

@@ -16,12 +16,18 @@ __metaclass__ = type
 import difflib
 
 from ansible.module_utils.parsing.convert_bool import boolean
+from ansible_collections.inplace.k8s.plugins.module_utils.config import usage
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 
 # Counts: a number (3) or a percentage from 0% to 100% (25%, 12.5%); empty: the default. The module's grammar
 # (batching.parse_count), so that the preflight refuses exactly what the loop would.
 COUNTS = ('batch_size', 'canary', 'partition', 'max_unavailable')
+# The role's variables (without their prefix) the checks and window() read: what the action rollout_preflight
+# passes them when the role's task gives none (analysis: whether any check is given).
+INPUTS = ('action', 'target', 'images', 'resources', 'restart', 'restart_id', 'config', 'batch_size', 'canary',
+          'partition', 'max_unavailable', 'readiness_gate', 'drain_label', 'enable_drain_label', 'require_drain',
+          'window', 'pause_seconds', 'verify_tasks', 'stop_after_batches', 'analysis', 'analysis_after')
 
 
 def _count_ok(value):
@@ -43,8 +49,13 @@ def input_errors(role):
     named = 'name' in target if 'kind' in target else 'label_selectors' in target
     if 'namespace' not in target or not named:
         errors.append('rollout_target needs namespace and kind + name (or label_selectors)')
-    if action == 'apply' and not (images or resources or restart):
-        errors.append('give rollout_images and/or rollout_resources, or rollout_restart alone')
+    config = role.get('config') or []
+    if action == 'apply' and not (images or resources or restart or config):
+        errors.append('give rollout_images and/or rollout_resources, or rollout_restart alone, or rollout_config alone')
+    if config and (images or resources or restart):
+        errors.append('rollout_config cannot be combined with rollout_images, rollout_resources or rollout_restart: '
+                      'a config rollout alone')
+    errors.extend(usage.scope_errors(config))
     if restart and (images or resources):
         errors.append('rollout_restart cannot be combined with rollout_images or rollout_resources: restart alone')
     if action == 'release' and 'kind' not in target:

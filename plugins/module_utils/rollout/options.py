@@ -17,12 +17,18 @@ from collections import namedtuple
 
 from ansible.module_utils.parsing.convert_bool import boolean
 
+from ansible_collections.inplace.k8s.plugins.module_utils.args import (
+    DRAIN_ARG_SPEC, EVENTS_ARG_SPEC, OWNERS_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, default,
+)
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
+from ansible_collections.inplace.k8s.plugins.module_utils.config import usage
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import validate_images
 from ansible_collections.inplace.k8s.plugins.module_utils.options import STRATEGIES, check_bounds
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, progress
 
-# The argument spec of the options documented in doc_fragments/rollout_options.py (the module adds its state).
+# The argument spec of the options documented in doc_fragments/rollout_options.py (the module adds its state): the
+# one place of their defaults (the shared ones from args.py). RUN_DEFAULTS is derived from it; the role's defaults
+# are checked against it (rollout/role_options.py, tests/unit/plugins/module_utils/test_role_options.py).
 ROLLOUT_ARG_SPEC = {
     'namespace': {'type': 'str', 'required': True},
     'kind': {'type': 'str', 'choices': ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']},
@@ -32,6 +38,7 @@ ROLLOUT_ARG_SPEC = {
     'resources': {'type': 'dict'},
     'restart': {'type': 'list', 'elements': 'str'},
     'restart_id': {'type': 'str'},
+    'config': {'type': 'list', 'elements': 'str'},
     'allow_recreate': {'type': 'bool', 'default': False},
     'batch_size': {'type': 'str', 'default': '1'},
     'max_unavailable': {'type': 'str'},
@@ -41,19 +48,19 @@ ROLLOUT_ARG_SPEC = {
     'canary': {'type': 'str'},
     'order': {'type': 'str', 'default': 'ordinal', 'choices': ['ordinal', 'reverse_ordinal', 'node', 'label', 'name']},
     'order_label': {'type': 'str'},
-    'names': {'type': 'list', 'elements': 'str'},
-    'readiness_gate': {'type': 'str'},
-    'drain_label': {'type': 'str'},
-    'require_readiness_gate': {'type': 'bool', 'default': False},
+    'names': TARGET_ARG_SPEC['names'],
+    'readiness_gate': DRAIN_ARG_SPEC['readiness_gate'],
+    'drain_label': DRAIN_ARG_SPEC['drain_label'],
+    'require_readiness_gate': DRAIN_ARG_SPEC['require_readiness_gate'],
     'service': {'type': 'str'},
     'prepull': {'type': 'bool', 'default': False},
-    'drain_seconds': {'type': 'int', 'default': 0},
+    'drain_seconds': DRAIN_ARG_SPEC['drain_seconds'],
     'on_failure': {'type': 'str', 'default': 'stop', 'choices': ['stop', 'rollback']},
     'restart_strategy': {'type': 'str', 'default': 'auto', 'choices': list(STRATEGIES)},
-    'wait_timeout': {'type': 'int', 'default': 300},
+    'wait_timeout': WAIT_ARG_SPEC['wait_timeout'],
     'run_id': {'type': 'str'},
-    'force_takeover': {'type': 'bool', 'default': False},
-    'min_ready_seconds': {'type': 'int', 'default': 0},
+    'force_takeover': TARGET_ARG_SPEC['force_takeover'],
+    'min_ready_seconds': WAIT_ARG_SPEC['min_ready_seconds'],
     'to_revision': {'type': 'int'},
     'pause_seconds': {'type': 'int', 'default': 0},
     'canary_pause_seconds': {'type': 'int', 'default': 0},
@@ -69,17 +76,12 @@ INTERNAL = {'verify': False, 'analysis_after': None, 'resume': None, 'analysis':
 # What the steps of a call use that no option sets (state batch and watch called from Python: the tests).
 STEP_FIELDS = (('watch', None), ('seconds', 0), ('prepull_next', ()), ('progress_label', None))
 
-RUN_DEFAULTS = (
-    ('state', 'prepare'), ('namespace', None), ('kind', None), ('name', None), ('label_selectors', ()),
-    ('images', None), ('resources', None), ('restart', ()), ('restart_id', None), ('allow_recreate', False),
-    ('batch_size', '1'), ('max_unavailable', None), ('window', False), ('max_failed_pods', 0), ('partition', None),
-    ('canary', None), ('order', 'ordinal'), ('order_label', None), ('names', ()), ('readiness_gate', None),
-    ('drain_label', None), ('require_readiness_gate', False), ('service', None), ('prepull', False),
-    ('drain_seconds', 0), ('on_failure', 'stop'), ('restart_strategy', 'auto'), ('wait_timeout', 300),
-    ('run_id', None), ('force_takeover', False), ('min_ready_seconds', 0), ('to_revision', None),
-    ('pause_seconds', 0), ('canary_pause_seconds', 0), ('stop_after_batches', 0), ('owners', 'refuse'),
-    ('events', True),
-) + tuple(INTERNAL.items()) + STEP_FIELDS
+
+# Every field of RolloutOptions with its default, derived from the argument specs (state: what Python callers get
+# without one; the module requires it).
+RUN_DEFAULTS = (('state', 'prepare'),) + tuple(
+    (name, default(spec, name)) for spec in (ROLLOUT_ARG_SPEC, OWNERS_ARG_SPEC, EVENTS_ARG_SPEC) for name in spec
+    if name != 'internal') + tuple(INTERNAL.items()) + STEP_FIELDS
 
 
 class Step(namedtuple('Step', 'names max_failed_pods prepull_next label started',
@@ -109,14 +111,20 @@ class RolloutOptions(namedtuple('RolloutOptions', [name for name, _default in RU
         for name, default in RUN_DEFAULTS:
             value = internal.get(name) if name in INTERNAL else params.get(name)
             values[name] = default if value is None else value
-        for name in ('label_selectors', 'restart', 'names', 'prepull_next', 'analysis_after'):
+        for name in ('label_selectors', 'restart', 'names', 'prepull_next', 'analysis_after', 'config'):
             values[name] = tuple(values[name] or ())
         return cls(**values).checked()
 
     def checked(self):
         """self, or ValidationError for options that do not go together."""
-        if not (self.images or self.resources or self.restart) and self.state in ('prepare', 'batch', 'rollout'):
-            raise ValidationError('give images, resources or restart')
+        if not (self.images or self.resources or self.restart or self.config) and \
+                self.state in ('prepare', 'batch', 'rollout'):
+            raise ValidationError('give images, resources or restart, or config alone')
+        if self.config and (self.images or self.resources or self.restart):
+            raise ValidationError('config cannot be combined with images, resources or restart in one rollout')
+        config_errors = usage.scope_errors(self.config, 'config')
+        if config_errors:
+            raise ValidationError('%s; nothing was changed' % '; '.join(config_errors))
         if self.images:
             validate_images(self.images, 'images (rollout_images)')
         negative = [name for name in ('min_ready_seconds', 'seconds', 'pause_seconds', 'canary_pause_seconds',

@@ -7,6 +7,8 @@ and its rollout_result at the end."""
 
 import time
 
+from ansible_collections.inplace.k8s.plugins.module_utils.config.rollout import lines as config_lines
+
 
 def progress_lines(batch, out, check_mode=False):
     """What the role shows after a step (``out``) of ``batch`` (a Step): a line (its label, its pods, how many are
@@ -72,6 +74,7 @@ def plan_lines(plan, options, check_mode=False):
         'PodDisruptionBudgets: %s' % [pdb.get('name') for pdb in plan.get('pdbs') or []],
         'not in place: %s' % list(plan.get('refusals') or []),
     ]
+    lines.extend(config_lines(plan.get('config')))
     owners = plan.get('owners')
     if owners is not None:
         found = '; '.join('%s (reverts it: %s)' % (item.get('owner'), item.get('reverts'))

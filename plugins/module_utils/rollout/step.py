@@ -166,7 +166,9 @@ class BatchStep:
             return _outcome(lambda: self._run_change(batch.names, change, window, min_ready_seconds))
         if self.restart:
             changes['restart'] = run(RestartChange(
-                containers=list(self.restart), strategy=Strategy(name=self.options.restart_strategy or 'auto')))
+                containers=None if self.config else list(self.restart),
+                strategy=Strategy(name=self.options.restart_strategy or 'auto'),
+                select=self.config.select if self.config else None))
         on_failure = self.options.on_failure or 'stop'
         if self.images:
             pulling = bool(self.options.prepull)

@@ -27,7 +27,10 @@ class SyncStep:
         images, resources = self._current_target()
         pods = self.pods()
         changed = []
-        if self.restart:
+        if self.config is not None:   # what the consumers run now, recorded on their pods (config/rollout.py)
+            changed = self.config.mark(pods, (self.options.names or []) if names is None else names, self.check_mode,
+                                       self.warnings.append)
+        elif self.restart:
             names = (self.options.names or []) if names is None else names
             for pod in pods:
                 if podstate.meta(pod, 'name') in names and self.pending(pod):

@@ -25,6 +25,7 @@ import time
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import CONFLICT, FAILED, NotStarted, PodGone
+from ansible_collections.inplace.k8s.plugins.module_utils.args import WAIT_TIMEOUT
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, departure, podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import budgets
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import selector_matches
@@ -39,7 +40,7 @@ class Window:
     ``watched``: {pod: watch_entry} counted done before this window; ``containers``: the containers whose
     health counts; ``overwritten(pod)``: what another writer set on a counted-done pod, or None."""
 
-    def __init__(self, watcher, width, max_unavailable=None, budgets=(), max_failed=0, timeout=300,
+    def __init__(self, watcher, width, max_unavailable=None, budgets=(), max_failed=0, timeout=WAIT_TIMEOUT,
                  watched=None, containers=(), overwritten=None, clock=time.monotonic, progress=None):
         self.watcher, self.width, self.max_unavailable = watcher, max(1, width), max_unavailable
         self.progress = progress   # rollout/progress.py: told when a pod starts and ends

@@ -44,7 +44,7 @@ def test_every_option_is_listed_with_its_type_default_and_choices():
 
 
 def test_check_fails_on_a_readme_that_drifted(tmp_path, monkeypatch):
-    for path in (GENERATOR.SPEC, GENERATOR.README):
+    for path in (GENERATOR.SPEC, GENERATOR.README, GENERATOR.ROLE_OPTIONS, GENERATOR.FRAGMENT):
         os.makedirs(tmp_path / os.path.dirname(path), exist_ok=True)
         shutil.copy(os.path.join(ROOT, path), tmp_path / path)
     monkeypatch.setattr(GENERATOR, 'ROOT', str(tmp_path))
@@ -62,3 +62,10 @@ def test_check_fails_on_a_readme_that_drifted(tmp_path, monkeypatch):
 def test_markup_that_does_not_parse_is_refused():
     with pytest.raises(Exception, match='C\\(|closing|parameter'):
         GENERATOR.markdown('an unclosed C(code')
+
+
+def test_the_presets_table_has_both_defaults_of_each_declared_preset():
+    readme = GENERATOR.render(spec())
+    table = readme.split("## Defaults that differ from the module's", 1)[1].split('## Variables', 1)[0]
+    assert '| `rollout_min_ready_seconds` | `10` | `min_ready_seconds`: `0` |' in table
+    assert '| `rollout_window` | `true` | `window`: `false` |' in table

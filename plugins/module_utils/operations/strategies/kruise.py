@@ -25,6 +25,7 @@ from collections import namedtuple
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import paths
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import restart
+from ansible_collections.inplace.k8s.plugins.module_utils.args import WAIT_TIMEOUT
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import Watcher
 
@@ -51,7 +52,7 @@ def options_for(ordered, wait, drain, strategy):
     return KruiseOptions(
         ordered=bool(ordered), min_started_seconds=wait.min_ready_seconds or 0,
         unready_grace_seconds=seconds if drain.readiness_gate == POD_READY_GATE and seconds > 0 else None,
-        active_deadline_seconds=wait.timeout or 300,
+        active_deadline_seconds=wait.timeout or WAIT_TIMEOUT,
         ttl_seconds_after_finished=strategy.kruise_ttl_seconds_after_finished,
         termination_grace_period_seconds=strategy.kruise_termination_grace_period_seconds)
 

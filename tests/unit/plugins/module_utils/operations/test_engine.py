@@ -81,7 +81,10 @@ def test_image_and_record_in_one_guarded_write():
     first = sent[0]
     assert first[0]['op'] == 'test' and first[0]['path'] == '/metadata/resourceVersion'
     assert [op['path'] for op in first[1:]] == [
-        '/metadata/annotations', '/spec/containers/0/name', '/spec/containers/0/image']
+        '/metadata/annotations', '/metadata/annotations/inplace.k8s~1restarts',
+        '/metadata/annotations/inplace.k8s~1planned-restarts', '/spec/containers/0/name', '/spec/containers/0/image']
+    # The image change restarts the container: the planned restart is counted in the same write.
+    assert json.loads(first[2]['value'])['containers']['app']['count'] == 1 and first[3]['value'] == '1'
 
 
 def test_revision_labels_ride_on_the_image_write_and_a_rollback_puts_them_back():
