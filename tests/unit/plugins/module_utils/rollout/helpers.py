@@ -87,6 +87,11 @@ def options(**changes):
     return RolloutOptions.from_params(batch_params(**changes))
 
 
+def batch(kube, check_mode=False, diff=False, **changes):
+    clock = ManualClock()
+    return Rollout(kube, options(**changes), check_mode, clock=clock, sleep=clock.sleep, diff=diff).run()
+
+
 # ---- the steps on workloads (FakeApps)
 
 def workload_params(**changes):

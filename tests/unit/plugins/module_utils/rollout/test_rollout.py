@@ -19,7 +19,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import R
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import watch_failures as rollout_watch_failures
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakePodWatcher
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout.helpers import BATCH, Kube, options
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout.helpers import BATCH, Kube, batch, options
 
 NEW = 'registry.example/app:2.0'
 
@@ -28,11 +28,6 @@ NEW = 'registry.example/app:2.0'
 def fake_watcher(monkeypatch):
     monkeypatch.setattr(runner, 'PodWatcher', FakePodWatcher)
     monkeypatch.setattr(rollout_context, 'PodWatcher', FakePodWatcher)
-
-
-def batch(kube, check_mode=False, diff=False, **changes):
-    clock = ManualClock()
-    return Rollout(kube, options(**changes), check_mode, clock=clock, sleep=clock.sleep, diff=diff).run()
 
 
 def test_batch_updates_the_pods_of_the_batch_and_reports_progress():
