@@ -263,8 +263,9 @@ def main():
         argument_spec=argument_spec(AUTH_ARG_SPEC, **MODULE_ARGS), supports_check_mode=True,
         mutually_exclusive=[('namespaces', 'namespace_selector'), ('kind', 'label_selectors')],
         required_together=[('kind', 'name')], required_if=[('state', 'healed', ['namespace'])])
-    runner.execute(module, lambda: gates.run(runner.client(module.params), gates.GateOptions.from_params(module.params),
-                                             module.check_mode, module._diff, workload_pods))
+    runner.execute(module, lambda _cancel: gates.run(runner.client(module.params),
+                                                     gates.GateOptions.from_params(module.params),
+                                                     module.check_mode, module._diff, workload_pods))
 
 
 if __name__ == '__main__':

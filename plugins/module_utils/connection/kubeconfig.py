@@ -23,7 +23,7 @@ import os
 
 try:
     import urllib3
-except ImportError:  # pragma: no cover - client.HAS_KUBERNETES reports it
+except ImportError:  # pragma: no cover - client.HAS_URLLIB3 reports it
     urllib3 = None
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import impersonation, loader, proxy

@@ -20,8 +20,9 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations.podrun impo
     ROLLED_BACK, UNCHANGED, UPDATED, WOULD_UPDATE, WRITTEN, ConcurrentChange, NotStarted, PodGone, PodRun,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import (
-    cancel, departure, guardian, plan as planning, podstate, record,
+    departure, plan as planning, podstate, poll, record,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.process import guardian
 
 
 class PodSteps:
@@ -82,9 +83,9 @@ class PodSteps:
         resume = self._resumable(plan.pod)
         if plan.action == planning.UNCHANGED and not resume:
             return run.finish(UNCHANGED)
-        if cancel.cancelled():
-            cancel.skipped([plan.name])
-            return run.finish(NOT_STARTED, 'not started: %s' % cancel.cancelled())
+        if self.cancel.cancelled():
+            self.cancel.skipped([plan.name])
+            return run.finish(NOT_STARTED, 'not started: %s' % self.cancel.cancelled())
         window = self.options.window
         if window is None:
             return self._change(run, resume)
@@ -92,8 +93,8 @@ class PodSteps:
         try:
             run.timings['turn'] = window.acquire(plan.name)
         except NotStarted as exc:
-            if cancel.cancelled():
-                cancel.skipped([plan.name])
+            if self.cancel.cancelled():
+                self.cancel.skipped([plan.name])
             return run.finish(NOT_STARTED, exc.msg)
         except PodGone as exc:
             return run.went(exc, departure.BEFORE)
@@ -139,10 +140,11 @@ class PodSteps:
         return self._departure(run, pod)
 
     def _cancelled_owner_gone(self, run):
-        """A run cancelled on this host still holds the pod (cancel.cancelled_owner): wait, at most wait_timeout,
+        """A run cancelled on this host still holds the pod (record.cancelled_owner): wait, at most wait_timeout,
         for its module to finish its pods in flight and exit, then plan the pod again; did it exit?"""
-        pid = cancel.cancelled_owner(run.plan.pod, self.owner)
-        if pid is None or not cancel.wait_exit(pid, self.options.wait_timeout or NOT_READY_TIMEOUT):
+        pid = record.cancelled_owner(run.plan.pod, self.owner)
+        timeout = self.options.wait_timeout or NOT_READY_TIMEOUT
+        if pid is None or not poll.wait_exit(pid, timeout, self.cancel.cancelled):
             return False
         pod = self.kube.get_pod(podstate.meta(run.plan.pod, 'namespace'), run.plan.name)
         run.plan = planning.plan_pod(pod, self.op.desired(pod), self.op.judge)
@@ -161,7 +163,7 @@ class PodSteps:
             run.went(exc, departure.AFTER if run.status in FINISHED_OK else departure.IN_FLIGHT)
             return run
         finally:
-            cancel.in_flight_done(run.plan.name, run.status)
+            self.cancel.in_flight_done(run.plan.name, run.status)
             self.events.pod_finished(run)
 
     def _change_pod(self, run, resume):
@@ -177,9 +179,9 @@ class PodSteps:
                 run.gate = dict(gate.report(), observed_not_ready=True, resumed=True)
             elif gate:
                 self._drain(run, gate)
-            if gate and cancel.cancelled():   # drained, nothing written yet: put back as it was
-                cancel.skipped([plan.name])
-                run.finish(NOT_STARTED, 'not started: %s; put back as it was' % cancel.cancelled())
+            if gate and self.cancel.cancelled():   # drained, nothing written yet: put back as it was
+                self.cancel.skipped([plan.name])
+                run.finish(NOT_STARTED, 'not started: %s; put back as it was' % self.cancel.cancelled())
                 self._finish_record(run, run.claim, record.FAILED, error=run.reason)
                 return run
             rec = run.record = self._write(run)

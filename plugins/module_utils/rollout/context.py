@@ -15,6 +15,8 @@ from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, pod
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.images import satisfies
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import ROLLED_BACK, ROLLING_BACK
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
+from ansible_collections.inplace.k8s.plugins.module_utils.process import lineage
+from ansible_collections.inplace.k8s.plugins.module_utils.process.cancel import Cancel
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, budgets, progress
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.status import Teller
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_converged, pod_matches
@@ -31,11 +33,12 @@ WAY_OUT = ('resume it by running the same change again, or end it - roll it back
 
 class RolloutContext:
     """State shared by the steps of one call of the rollout_workload module: ``params`` are the module's,
-    ``kube`` a client."""
+    ``kube`` a client, ``cancel`` the run's token (process/cancel.Cancel; default: one never cancelled)."""
 
     def __init__(self, kube, options, check_mode=False, clock=time.monotonic, sleep=time.sleep, diff=False,
-                 run_command=None):
+                 run_command=None, cancel=None):
         self.kube, self.options, self.check_mode, self.diff = kube, options, check_mode, diff
+        self.cancel = cancel or Cancel()
         self.clock, self.sleep = clock, sleep
         self.run_command = run_command   # AnsibleModule.run_command, for restart_strategy cri (batch)
         self.images = options.images or {}
@@ -54,7 +57,7 @@ class RolloutContext:
         self._listing = None  # prepare's list of the workload's pods (items, resourceVersion), for the first window
         self._partition = None   # a StatefulSet's partition in this run (rollout/partition.py), set by prepare
         # The role calls one module per step: the run is its run_id and the ansible-playbook process.
-        pid = record.playbook_pid()
+        pid = lineage.playbook_pid()
         self.owner = record.new_owner(options.run_id or ('playbook-%s' % pid if pid else None), pid=pid)
         if options.kind:
             self.workload = Workload(kube, options.kind, options.namespace, options.name, clock, sleep)

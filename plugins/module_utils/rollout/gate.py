@@ -6,7 +6,7 @@
 is still the rollout's."""
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import WaitTimeout
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, poll, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import poll, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, budgets, guard
 
 # The most between two looks while a batch is blocked: each look lists the workload's pods and the budgets.
@@ -30,10 +30,10 @@ class GateStep:
             pods = self.pods() if self.workload is None else (self.workload.read() and self.workload.pods())
             batch = [p for p in pods if podstate.meta(p, 'name') in names]
             return batch, self._blocked(pods, batch)
-        # A cancelled run stops waiting at once: the engine then starts none of the batch's pods (pods/cancel.py).
+        # A cancelled run stops waiting at once: the engine then starts none of the batch's pods (process/cancel.py).
         batch, blocked = poll.until(look, self.options.wait_timeout, done=lambda found: not found[1] or self.check_mode,
-                                    cancelled=cancel.cancelled, most=POLL_SECONDS, clock=self.clock, sleep=self.sleep)
-        if blocked and not self.check_mode and not cancel.cancelled():
+                                    cancelled=self.cancel.cancelled, most=POLL_SECONDS, clock=self.clock, sleep=self.sleep)
+        if blocked and not self.check_mode and not self.cancel.cancelled():
             raise WaitTimeout('batch %s blocked for %ss: %s' % (', '.join(names), self.options.wait_timeout,
                                                                 '; '.join(blocked)), blocked=blocked)
         return self.result(batch, blocked=blocked)

@@ -5,7 +5,6 @@
 """watch: the pods this rollout verified, watched for some seconds (the canary pause and the pause between
 batches): any that crashed, restarted or turned unready since is a failed pod."""
 
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import unique
 
 WATCH_POLL_SECONDS = 0.2   # how often the watch's pods are looked at (a local cache: no request)
@@ -33,8 +32,8 @@ class HealthWatch:
             serial, _names = watcher.changes(None)
             failed = self._watch_failures(pods)
             while not failed and deadline > self.clock():
-                if cancel.cancelled():   # the pause of a cancelled run ends now (pods.cancel)
-                    return self.result([], failed_pods=[], watched=len(self.watched), message=cancel.cancelled())
+                if self.cancel.cancelled():   # the pause of a cancelled run ends now (process/cancel.py)
+                    return self.result([], failed_pods=[], watched=len(self.watched), message=self.cancel.cancelled())
                 self.sleep(min(WATCH_POLL_SECONDS, deadline - self.clock()))
                 if self.clock() - renewed >= RENEW_SECONDS:
                     self._renew()

@@ -9,7 +9,7 @@ the canary, a batch or the last batch. The role calls it again with ``internal.r
 returned as ``run.resume``) and the analysis' outcome, and the loop goes on from there."""
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import report
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import unique
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import Step
@@ -139,10 +139,10 @@ class OneCall:
         run['progress'].extend(step.get('progress') or [])
         run['steps_run'] += 1
         stop_after = self.options.stop_after_batches or 0
-        if step['halt'] or cancel.cancelled() or (stop_after and run['steps_run'] >= stop_after):
+        if step['halt'] or self.cancel.cancelled() or (stop_after and run['steps_run'] >= stop_after):
             run['stopped'] = True
-            if cancel.cancelled():
-                cancel.skipped([name for later in batches[index + 1:] for name in later])
+            if self.cancel.cancelled():
+                self.cancel.skipped([name for later in batches[index + 1:] for name in later])
 
     def _pause(self, run, seconds, what):
         """Watch the pods counted done for ``seconds`` (the canary pause, the pause between steps): the first
@@ -156,7 +156,7 @@ class OneCall:
         run['progress'].append('%s: %s' % (what, watched.get('message')))
         run['progress'].extend('failed while watched: %s: %s' % (item.get('name'), item.get('reason'))
                                for item in failed)
-        if len(run['failed_pods']) > (self.options.max_failed_pods or 0) or cancel.cancelled():
+        if len(run['failed_pods']) > (self.options.max_failed_pods or 0) or self.cancel.cancelled():
             run['stopped'] = True
 
     def _point(self, run, index):

@@ -14,7 +14,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations import engi
 from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Drain, ImageChange, ResizeChange, RestartChange, Strategy, Target, Task, Wait,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, departure, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import departure, podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import IN_PROGRESS
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import spec_images, unique
@@ -43,8 +43,8 @@ class BatchStep:
         if not names:
             raise ValidationError('state batch needs names: the pods of the batch')
         self._synced = None
-        if cancel.cancelled():   # the run was cancelled (pods.cancel): nothing of this batch starts
-            cancel.skipped(names)
+        if self.cancel.cancelled():   # the run was cancelled (process/cancel.py): nothing of this batch starts
+            self.cancel.skipped(names)
             out = self.result([], failed_pods=[], blocked=[], verified={}, relabelled=[], undrained=[],
                               not_started=list(names), recreated=[], timings={})
             out.update(progress=progress_lines(batch, out, self.check_mode), halt=True)
@@ -153,7 +153,8 @@ class BatchStep:
                                                    round_up=False),
             budgets=[pdb for pdb, _names in self.pdbs(pods)], max_failed=batch.max_failed_pods,
             timeout=self.options.wait_timeout, watched=self.watched, containers=self._watched_containers(),
-            overwritten=self._overwritten(resources=False), clock=self.clock, progress=self.progress)
+            overwritten=self._overwritten(resources=False), clock=self.clock, progress=self.progress,
+            cancel=self.cancel)
 
     def _change(self, batch, window=None):
         """The in-place change(s) of the batch with the pod modules' operations (runner.run), their options
@@ -199,7 +200,7 @@ class BatchStep:
         draining = Drain(readiness_gate=self.options.readiness_gate, drain_label=self.options.drain_label,
                          required=bool(self.options.require_readiness_gate), seconds=self.options.drain_seconds or 0)
         return runner.run(Task(target, change, wait, draining), self.kube, self.check_mode, self.diff,
-                          self.warnings.append, self.run_command, self.events)
+                          self.warnings.append, self.run_command, self.events, self.cancel)
 
 
 def recreated_pods(changes):

@@ -26,7 +26,6 @@ state as failed, so that on_failure applies to it.
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError, ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import report, undo
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import RolloutContext
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.finish import FinishStep
@@ -47,11 +46,12 @@ class Rollout(PlanStep, GateStep, SyncStep, BatchStep, OneCall, HealthWatch, Fin
     (rollout/context.py); ``run()`` runs the one the module's state names."""
 
     @classmethod
-    def from_module(cls, module):
-        """The edge: the module's params parsed once (RolloutOptions), its client, check and diff mode."""
+    def from_module(cls, module, cancel=None):
+        """The edge: the module's params parsed once (RolloutOptions), its client, check and diff mode, the run's
+        ``cancel`` token (runner.execute)."""
         options = RolloutOptions.from_params(module.params)
         kube = runner.client(module.params, pool_size=max(10, len(options.names)))
-        return cls(kube, options, module.check_mode, diff=module._diff, run_command=module.run_command)
+        return cls(kube, options, module.check_mode, diff=module._diff, run_command=module.run_command, cancel=cancel)
 
     def previous(self):
         """The revision an in-place undo goes back to and the images/resources that differ (undo.py)."""
@@ -60,7 +60,7 @@ class Rollout(PlanStep, GateStep, SyncStep, BatchStep, OneCall, HealthWatch, Fin
         return dict(undo.previous(self.workload, self.options.to_revision), warnings=self.warnings)
 
     def run(self):
-        if cancel.cancelled() and not self.check_mode:   # ansible-playbook was gone before this step began
+        if self.cancel.cancelled() and not self.check_mode:   # ansible-playbook was gone before this step began
             raise InplaceError('state %s was not started' % self.options.state)
         steps = {'prepare': self.prepare, 'gate': self.gate, 'sync': self.sync, 'batch': self.batch,
                  'watch': self.watch, 'finish': self.finish, 'rollback': self.roll_back, 'release': self.release,

@@ -14,7 +14,8 @@ import pytest
 
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import guardian, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import record
+from ansible_collections.inplace.k8s.plugins.module_utils.process import guardian
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, workload
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock, module_args, spec_of, web_pods
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster

@@ -22,8 +22,8 @@ def options(**changes):
     return engine.Options(**values)
 
 
-def run(cluster, images, **changes):
+def run(cluster, images, cancel=None, **changes):
     runner = engine.Engine(cluster, ImageOperation(images), options(**changes), FakeWatcher(cluster),
-                           sleep=lambda seconds: None)
+                           sleep=lambda seconds: None, cancel=cancel)
     listed = [copy.deepcopy(p) for p in sorted(cluster.pods.values(), key=lambda p: p['metadata']['name'])]
     return runner.run(listed), runner

@@ -8,7 +8,8 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, drain, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, record
+from ansible_collections.inplace.k8s.plugins.module_utils.process.cancel import Cancel
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.leftovers import undrain_leftovers
 
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
@@ -166,7 +167,7 @@ def test_label_drain_warns_when_no_service_drops_the_pod():
 def test_a_cancel_while_the_pod_leaves_the_slices_puts_it_back_unchanged(monkeypatch):
     cluster = cluster_with(labelled(1))
     cluster.services = {'web': {'app': 'web'}}   # the pod would stay listed for the whole timeout
-    watch = cancel.Watch([])
+    watch = Cancel()
     checks = []
     original = drain.LabelDrain.out_of_service
 
@@ -175,8 +176,7 @@ def test_a_cancel_while_the_pod_leaves_the_slices_puts_it_back_unchanged(monkeyp
         watch.cancel('SIGTERM received')
         return original(self, kube, pod)
     monkeypatch.setattr(drain.LabelDrain, 'out_of_service', cancelled_on_the_first_check)
-    monkeypatch.setattr(cancel, '_current', watch)
-    result, runner = run(cluster, {'app': NEW}, drain_label=LABEL, wait_timeout=30)
+    result, runner = run(cluster, {'app': NEW}, cancel=watch, drain_label=LABEL, wait_timeout=30)
     assert checks == ['web-0']   # the wait stopped at once, not after 30 s
     assert result['pods'][0]['status'] == 'not_started' and 'put back as it was' in result['pods'][0]['reason']
     assert cluster.pods['web-0']['metadata']['labels'][LABEL] == 'true'

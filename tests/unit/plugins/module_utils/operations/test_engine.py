@@ -12,7 +12,8 @@ import pytest
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError, ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, guardian, plan as planning, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, plan as planning, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.process import guardian
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import spec_of, status_of, web_pods as pods
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.operations.helpers import NEW, options, run
@@ -221,7 +222,7 @@ def test_gate_left_false_when_pod_unhealthy_after_failure():
 
 @pytest.mark.parametrize('image, gate_after', [(NEW, 'True'), ('registry.example/app:2.0-pullfail', 'False')])
 def test_the_guardian_hears_of_each_drain_before_it_is_written_and_when_it_is_settled(monkeypatch, image, gate_after):
-    """The guardian (pods.guardian) is told before the gate is set False, and told it is settled after the gate is
+    """The guardian (process/guardian.py) is told before the gate is set False, and told it is settled after the gate is
     True again or left False on purpose (a failure): it then has nothing to put back."""
     cluster = FakeCluster(pods(1))
     heard = []

@@ -11,7 +11,7 @@ import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine, prepull
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import ImageOperation
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel
+from ansible_collections.inplace.k8s.plugins.module_utils.process.cancel import Cancel
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import web_pods as pods
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
 
@@ -127,12 +127,12 @@ def engine_options(**changes):
     return engine.Options(**values)
 
 
-def run_engine(cluster, image, monkeypatch, **changes):
+def run_engine(cluster, image, monkeypatch, cancel=None, **changes):
     """An engine run of inplace_image with prepull over ``cluster``'s pods; (result, warnings)."""
     monkeypatch.setattr(prepull, 'Prepull', lambda kube, namespace, run, clock: puller(kube))
     listed = [copy.deepcopy(p) for p in sorted(cluster.pods.values(), key=lambda p: p['metadata']['name'])]
     runner = engine.Engine(cluster, ImageOperation({'app': image}), engine_options(**changes), FakeWatcher(cluster),
-                           sleep=lambda seconds: None)
+                           sleep=lambda seconds: None, cancel=cancel)
     return runner.run(listed), runner.warnings
 
 
@@ -164,9 +164,8 @@ def test_a_pull_not_finished_in_time_is_warned_about_and_the_pods_changed_anyway
 
 def test_a_cancel_during_the_pull_is_not_a_pull_that_did_not_finish(monkeypatch):
     cluster = FakeCluster(on_nodes('n1'))
-    watch = cancel.Watch([])
+    watch = Cancel()
     watch.cancel('SIGTERM received')
-    monkeypatch.setattr(cancel, '_current', watch)
-    result, warnings = run_engine(cluster, SLOW, monkeypatch)
+    result, warnings = run_engine(cluster, SLOW, monkeypatch, cancel=watch)
     assert [p['status'] for p in result['pods']] == ['not_started']
     assert not any('not finished' in w for w in warnings)

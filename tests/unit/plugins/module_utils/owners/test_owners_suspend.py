@@ -11,7 +11,8 @@ import socket
 import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError, ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.owners import gitops, keeper, lookup, suspend
+from ansible_collections.inplace.k8s.plugins.module_utils.owners import gitops, lookup, suspend
+from ansible_collections.inplace.k8s.plugins.module_utils.process import keeper
 from ansible_collections.inplace.k8s.plugins.module_utils.owners.policy import SUSPENDED
 
 AUTOMATED = {'prune': True, 'selfHeal': True}

@@ -139,12 +139,6 @@ def test_busy_message_names_the_other_run(web_pod):
     assert record.pod_holder(web_pod, ME, force=True, now=NOW) is None
 
 
-def test_pid_alive():
-    import os
-    assert record.pid_alive(os.getpid())
-    assert not record.pid_alive(2 ** 22 + 12345)   # above pid_max
-
-
 def test_new_owner():
     owner = record.new_owner(pid=5)
     assert owner['pid'] == 5 and len(owner['run']) == 32 and owner['host'] and owner['started'].endswith('Z')

@@ -95,19 +95,19 @@ def test_blocked_gate_raises_with_blocked_and_failed_pods_and_writes_nothing():
 
 
 def test_a_cancel_ends_the_wait_of_a_blocked_batch_and_starts_none_of_its_pods(monkeypatch):
-    from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel
+    from ansible_collections.inplace.k8s.plugins.module_utils.process.cancel import Cancel
     pdb = {'metadata': {'name': 'web'}, 'spec': {'selector': {'matchLabels': {'app': 'web'}}},
            'status': {'disruptionsAllowed': 0}}
     kube = Kube(pdbs=[pdb])
-    watch = cancel.Watch([])
-    monkeypatch.setattr(cancel, '_current', watch)
+    watch = Cancel()
     clock = ManualClock()
 
     def sleep(seconds):
         clock.sleep(seconds)
         if clock() >= 3:
             watch.cancel('SIGTERM received')
-    result = Rollout(kube, options(images={'app': NEW}, wait_timeout=600), False, clock=clock, sleep=sleep).run()
+    result = Rollout(kube, options(images={'app': NEW}, wait_timeout=600), False, clock=clock, sleep=sleep,
+                     cancel=watch).run()
     assert clock() < 10   # not the 600 s of wait_timeout
     assert kube.writes() == []
     assert sorted(p['name'] for p in result['images']['pods'] if p['status'] == 'not_started') == BATCH

@@ -14,7 +14,8 @@ import time
 import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, guardian, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, record
+from ansible_collections.inplace.k8s.plugins.module_utils.process import guardian
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.pods.helpers import GATE, Kube, drained_pod, entry
 

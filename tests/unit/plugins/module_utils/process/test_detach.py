@@ -8,7 +8,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.inplace.k8s.plugins.module_utils import detach
+from ansible_collections.inplace.k8s.plugins.module_utils.process import detach
 
 
 def status(pid):

@@ -27,9 +27,9 @@ import json
 import os
 import time
 
-from ansible_collections.inplace.k8s.plugins.module_utils import detach
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, NotFoundError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, poll, record
+from ansible_collections.inplace.k8s.plugins.module_utils.process import detach
 
 RESTORE_SECONDS = 60   # how long a pod killed mid-restart may take to be healthy again before it is put back
 DONE = 'done'

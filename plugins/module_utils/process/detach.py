@@ -2,8 +2,8 @@
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""A process that outlives the kill of its module: the pods' guardian (pods/guardian.py) and the owners' keeper
-(owners/keeper.py).
+"""A process that outlives the kill of its module: the pods' guardian (process/guardian.py) and the owners' keeper
+(process/keeper.py).
 
 The child leaves the module's process group and session (``setsid``): the SIGKILL that ansible-runner sends to
 the whole process group of a canceled job (AWX's cancel) does not reach it. It lets go of the module's stdin,

@@ -16,10 +16,9 @@ over (suspend.py) and its resume puts back the value from before.
 
 import time
 
-from ansible_collections.inplace.k8s.plugins.module_utils import detach
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
 from ansible_collections.inplace.k8s.plugins.module_utils.owners import suspend
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel
+from ansible_collections.inplace.k8s.plugins.module_utils.process import detach, lineage, proc
 
 CHECK_SECONDS = 0.5
 LOOK_SECONDS = 10
@@ -29,7 +28,7 @@ def start(connect, items, run, max_seconds):
     """Fork the keeper of ``items`` (gitops_suspend's summaries of the objects it suspended) for run ``run``;
     ``connect()`` makes its client. The keeper's pid, or None when no keeper could start (no ansible-playbook
     above this module to watch, or no fork)."""
-    playbook = suspend.run_process()
+    playbook = lineage.run_process()
     if playbook is None:
         return None
     return detach.fork(lambda: keep(connect, items, run, playbook, max_seconds))
@@ -37,8 +36,7 @@ def start(connect, items, run, max_seconds):
 
 def alive(playbook):
     """Does the ansible-playbook (pid, start time) still run?"""
-    stat = cancel.proc_stat(playbook[0])
-    return stat is not None and stat[0] != 'Z' and stat[2] == playbook[1]
+    return proc.running(*playbook)
 
 
 def keep(connect, items, run, playbook, max_seconds, clock=time.monotonic, sleep=time.sleep, is_alive=alive):
