@@ -377,8 +377,8 @@ def _slim(obj):
 
 def _chunks(response):
     """The body of a response as it arrives: chunk by chunk when it is chunked (the API server sends a watch event
-    in a chunk and flushes it: at 1000 pods, reading them 4 KiB at a time cost a second of CPU), else 4 KiB at a
-    time."""
+    in a chunk and flushes it: reading a watch 4 KiB at a time costs CPU at every event, docs/performance.md), else
+    4 KiB at a time."""
     if getattr(response, 'chunked', False) and response.supports_chunked_reads():
         return response.read_chunked(decode_content=True)
     return response.stream(4096, decode_content=True)

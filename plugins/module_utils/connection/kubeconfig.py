@@ -7,7 +7,7 @@ kubernetes package: a kubeconfig (a file, several files in KUBECONFIG merged as 
 dict), the in-cluster service account, explicit options on top, into a settings.ConnectionSettings (transport.py
 builds the TLS/proxy connection pool from it).
 
-Importing the kubernetes package costs about a third of a second of every module's start-up. It is
+Importing the kubernetes package is a large part of a module's start-up (docs/performance.md). It is
 imported only where it is needed: users whose credentials come from an ``exec`` plugin or an
 ``auth-provider`` (EKS, GKE, OIDC: the kubernetes loader runs them, loader.py), and pods/exec websockets
 (settings.ConnectionSettings.kubernetes_configuration).

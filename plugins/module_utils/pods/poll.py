@@ -8,7 +8,7 @@ What a watch shows (pods, any collection with list and watch) is waited for with
 polling. What it does not (a process's exit, the Services that list a pod, a workload's status read
 again, a batch of GETs) is waited for with ``until``: bounded by its timeout, the delays between the
 checks one policy for every caller (FIRST_SECONDS, doubling up to MOST_SECONDS: most answers come
-within a fraction of a second, and a slow one is not asked more than twice a second), and, in a path a
+within a fraction of a second, and a slow one is not asked more often than MOST_SECONDS), and, in a path a
 cancel stops (the pod modules' and the rollout's), stopped early by ``cancelled`` (the run's token:
 process/cancel.Cancel.cancelled).
 

@@ -99,8 +99,8 @@ class RolloutContext:
 
         One list: the watch starts from it, and the pods are taken from it. The first watch of a state rollout
         call takes prepare's list, a second older: the watch replays what changed since (prepare's own writes
-        included), and a pod's write is guarded by what it read, as after any list (at 1000 pods, half a second
-        and a list less)."""
+        included), and a pod's write is guarded by what it read, as after any list (a list less:
+        docs/performance.md)."""
         selector = self.workload.selector() if self.workload is not None else \
             ','.join(self.options.label_selectors or [])
         listing, self._listing = self._listing, None
@@ -117,7 +117,7 @@ class RolloutContext:
     def pending(self, pod):
         """Does this pod still need the change? The answer depends on the pod's content only, which the
         server names by uid and resourceVersion: each version is judged once (a plan and its result ask for
-        every pod several times; at 1000 pods that was a third of a second)."""
+        every pod several times: docs/performance.md)."""
         key = (podstate.meta(pod, 'uid'), podstate.meta(pod, 'resourceVersion'))
         if None not in key and key in self._pending:
             return self._pending[key]

@@ -108,8 +108,8 @@ def summary(facts, run=None, ended=None, check_mode=False):
     """The role's ``rollout_result`` as far as the module knows it, in its order (the role fills in ``changed``,
     ``action``, ``released``, ``analysis``, ``undo``, ``suspended``, ``elapsed_seconds`` and a rollback it was asked
     for): from the plan's ``facts`` (plan_facts), the ``run`` of state rollout, or what state rollback or release
-    returned (``ended``). Computed here, not in the role: at 300 pods the role's Jinja over the whole result cost
-    Ansible about a second."""
+    returned (``ended``). Computed here, not in the role: the role's Jinja over the whole result was slow
+    (docs/performance.md)."""
     run, ended = run or {}, ended or {}
     rollback = run['rollback'] if 'rollback' in run else ended
     finished = run['finished'] if 'finished' in run else ended.get('finished', ended)

@@ -59,8 +59,8 @@ class Window:
         self._checked = 0.0
         self._judged = {}         # pod counted done -> the resourceVersion its health was last judged on
         self._cond = threading.Condition()
-        # What the checks read of the watch's pods, kept up to date from its change log (see _refresh): at 1000
-        # pods, judging every pod at every turn cost 3 ms of CPU per pod.
+        # What the checks read of the watch's pods, kept up to date from its change log (see _refresh): judging
+        # every pod at every turn cost CPU per pod that grew with the number of pods (docs/performance.md).
         self._serial = None
         self._unready = set()     # the pods not terminating and not ready
         self._selected = [set() for _pdb in self.budgets]   # the pods not terminating that each budget selects

@@ -165,7 +165,7 @@ class Workload(WorkloadRelease):
     def wait_for(self, what, predicate, timeout):
         """Re-read the workload until predicate(obj) is true; WaitTimeout naming ``what``. The controllers
         usually answer within a fraction of a second: the first re-reads come quickly, then every
-        STATUS_POLL_SECONDS, so that the end of a rollout is seen within a quarter of a second of the status."""
+        STATUS_POLL_SECONDS, so that the end of a rollout is seen within STATUS_POLL_SECONDS of the status."""
         def check():
             self.read()
             return predicate(self.obj)

@@ -144,7 +144,8 @@ def handshake_error(text):
 def run_exec(kube, namespace, name, container, command, timeout=EXEC_TIMEOUT):
     """Run ``command`` in the container over pods/exec; an ExecResult (no exception for exec errors)."""
     # The kubernetes package's websocket machinery, imported here only (the one path of the pod modules that needs
-    # the package; its ApiClient first: a missing package is a ConfigError naming it).
+    # the package, and its import is slow: docs/performance.md; its ApiClient first: a missing package is a
+    # ConfigError naming it).
     client = kube.api_client()
     from kubernetes.client import CoreV1Api
     from kubernetes.client.rest import ApiException

@@ -18,47 +18,20 @@ import textwrap
 
 import pytest
 import urllib3
-import yaml
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import client, kubeconfig
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import settings as connection_settings
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ConfigError
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.connection.kubeconfigs import SERVER, config, exec_kubeconfig, write
 
 CA = b'-----BEGIN CERTIFICATE-----\nMIIBcertificateauthority\n-----END CERTIFICATE-----\n'
 CERT = b'-----BEGIN CERTIFICATE-----\nMIIBclientcertificate\n-----END CERTIFICATE-----\n'
 KEY = b'-----BEGIN EC PRIVATE KEY-----\nMHcsecretkeymaterial\n-----END EC PRIVATE KEY-----\n'
-SERVER = 'https://api.example:6443'
 SOURCE_DEFAULT = 'kubeconfig from K8S_AUTH_KUBECONFIG/KUBECONFIG/~/.kube/config'
 
 
 def b64(data):
     return base64.b64encode(data).decode('ascii')
-
-
-def config(cluster=None, user=None, name='ctx', current='ctx', **extra):
-    """A one-context kubeconfig dict; ``cluster`` / ``user``: the fields of its cluster and user."""
-    document = {
-        'apiVersion': 'v1', 'kind': 'Config', 'current-context': current,
-        'clusters': [{'name': 'c-' + name, 'cluster': dict({'server': SERVER}, **(cluster or {}))}],
-        'users': [{'name': 'u-' + name, 'user': dict(user or {})}],
-        'contexts': [{'name': name, 'context': {'cluster': 'c-' + name, 'user': 'u-' + name}}],
-    }
-    document.update(extra)
-    return document
-
-
-def write(path, document):
-    path.write_text(document if isinstance(document, str) else yaml.safe_dump(document))
-    return str(path)
-
-
-@pytest.fixture
-def clean_env(monkeypatch, tmp_path):
-    """No default kubeconfig, no in-cluster environment, no proxy variables."""
-    monkeypatch.setenv('KUBECONFIG', str(tmp_path / 'no-default-kubeconfig'))
-    for name in ('KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT', 'HTTPS_PROXY', 'https_proxy',
-                 'HTTP_PROXY', 'http_proxy', 'ALL_PROXY', 'all_proxy', 'NO_PROXY', 'no_proxy'):
-        monkeypatch.delenv(name, raising=False)
 
 
 def load(params):
@@ -431,18 +404,6 @@ def test_api_client_refuses_what_one_value_per_header_cannot_say(clean_env):
     settings = load({'host': SERVER, 'impersonate_user': 'alice', 'impersonate_groups': ['g1', 'g2']})
     with pytest.raises(ConfigError, match='one value per header'):
         client.Kube(settings).api_client()
-
-
-def exec_kubeconfig(tmp_path):
-    plugin = tmp_path / 'plugin.py'
-    plugin.write_text(textwrap.dedent('''\
-        import json
-        print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential",
-                          "status": {"token": "exec-token"}}))
-    '''))
-    return config({'insecure-skip-tls-verify': True}, {'exec': {
-        'apiVersion': 'client.authentication.k8s.io/v1beta1', 'command': sys.executable, 'args': [str(plugin)],
-        'interactiveMode': 'Never'}})
 
 
 def test_exec_plugins_run_through_the_kubernetes_loader(clean_env, tmp_path):

@@ -16,24 +16,9 @@ from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, pla
 from ansible_collections.inplace.k8s.plugins.module_utils.process import guardian
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import spec_of, status_of, web_pods as pods
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.operations.helpers import NEW, options, run
 
 GATE = 'inplace.k8s/ready'
-NEW = 'registry.example/app:2.0'
-
-
-def options(**changes):
-    values = dict(check_mode=False, wait=True, wait_timeout=30, max_concurrency=4, readiness_gate=None,
-                  drain_seconds=0, require_readiness_gate=False, gate_on_failure='restore_if_healthy',
-                  on_failure='stop', min_ready_seconds=0)
-    values.update(changes)
-    return engine.Options(**values)
-
-
-def run(cluster, images, cancel=None, **changes):
-    runner = engine.Engine(cluster, ImageOperation(images), options(**changes), FakeWatcher(cluster),
-                           sleep=lambda seconds: None, cancel=cancel)
-    listed = [copy.deepcopy(p) for p in sorted(cluster.pods.values(), key=lambda p: p['metadata']['name'])]
-    return runner.run(listed), runner
 
 
 def writes(cluster):

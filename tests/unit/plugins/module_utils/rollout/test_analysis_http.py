@@ -19,10 +19,10 @@ import pytest
 
 from ansible.module_utils import basic
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import analysis_fetch
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.connection import test_transport
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.connection import certificates
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import module_args
 
-pki = test_transport.pki   # the CA and the certificate for 127.0.0.1 (a module-scoped fixture)
+pki = certificates.pki   # the CA and the certificate for 127.0.0.1 (a module-scoped fixture)
 
 TOKEN = 'Bearer tok-4711-secret'
 

@@ -12,7 +12,7 @@ import yaml
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
-    ConflictError, ForbiddenError, NotFoundError, ValidationError,
+    ApiError, ConflictError, ForbiddenError, NotFoundError, ValidationError,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import gates
 
@@ -20,7 +20,7 @@ from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest im
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
 
 GATE = 'inplace.k8s/ready'
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', '..'))
 
 
 def gated(name, condition=None, deleting=None):
@@ -268,3 +268,52 @@ def test_run_dispatches_and_drops_the_diff_without_diff_mode():
     assert 'diff' not in gates.run(api, gates.GateOptions.from_params(params))
     healed = gates.run(api, gates.GateOptions.from_params({'state': 'healed', 'gate': GATE, 'namespace': 'shop'}))
     assert healed['opened'] == ['a'] and healed['policies'][0]['policy'] == 'inplace-k8s-gate-inplace-k8s-ready'
+
+
+def test_healed_for_a_workload_takes_its_pods_from_the_workload_layer_given():
+    api = FakeApi([gated('a'), gated('b'), gated('c')])
+    asked = []
+
+    def workload_pods(kube, kind, namespace, name):
+        asked.append((kind, namespace, name))
+        return [copy.deepcopy(api.pods[n]) for n in ('b', 'a')]
+    options = gates.GateOptions.from_params({'state': 'healed', 'gate': GATE, 'namespace': 'shop',
+                                             'kind': 'Deployment', 'name': 'web'})
+    healed = gates.run(api, options, workload_pods=workload_pods)
+    assert asked == [('Deployment', 'shop', 'web')]
+    assert healed['opened'] == ['a', 'b'] and gates.pod_gate_state(api.pods['c'], GATE) == 'stranded'
+
+
+@pytest.mark.parametrize('status, missing', [(404, True), (500, False)])
+def test_an_object_is_missing_by_its_404_status_not_by_the_message(status, missing):
+    api = FakeApi()
+
+    def answer(method, path, query=None, body=None, content_type=None):
+        raise ApiError('the server could not find the requested resource', status=status)
+    api.request = answer
+    wanted = {'metadata': {'name': gates.default_policy_name(GATE)}}
+    if missing:
+        assert gates.converge(api, gates.POLICIES, wanted, present=False) == ('absent', None, None)
+    else:
+        with pytest.raises(ApiError, match='could not find'):
+            gates.converge(api, gates.POLICIES, wanted, present=False)
+
+
+def test_an_object_deleted_by_someone_else_meanwhile_is_absent():
+    api = FakeApi()
+    policy, _binding = gates.policy_objects(GATE)
+    assert gates.converge(api, gates.POLICIES, policy)[0] == 'created'
+    delete = api.request
+
+    def raced(method, path, query=None, body=None, content_type=None):
+        if method == 'DELETE':
+            raise NotFoundError('not found', status=404)
+        return delete(method, path, query, body, content_type)
+    api.request = raced
+    action, stored, after = gates.converge(api, gates.POLICIES, policy, present=False)
+    assert action == 'absent' and stored['metadata']['name'] == policy['metadata']['name'] and after is None
+
+
+def test_gates_imports_nothing_of_the_rollout_layer_above_it():
+    with open(gates.__file__) as handle:
+        assert 'module_utils.rollout' not in handle.read()

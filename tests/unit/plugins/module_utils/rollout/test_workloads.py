@@ -15,7 +15,7 @@ import pytest
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import AdmissionDenied, ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import record
-from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import WORKLOAD_ANNOTATION, workload_record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import WORKLOAD_ANNOTATION
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context as rollout_context
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import RESTART_ANNOTATION
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import RolloutOptions
@@ -23,58 +23,22 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.batch_step imp
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import RolloutError
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, template, workload
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock, Watcher, module_params
-
-NEW = 'reg/app:2'
-OLD = 'reg/app:1'
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakePodWatcher
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout.helpers import NEW, OLD, images, rec, run_all, step, uids
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout.helpers import workload_params as params
 
 
 @pytest.fixture(autouse=True)
 def fake_watcher(monkeypatch):
-    monkeypatch.setattr(runner, 'PodWatcher', Watcher)
-
-
-def params(**changes):
-    values = dict(state='prepare', namespace='shop', kind='StatefulSet', name='web', label_selectors=None, images=None,
-                  resources=None, restart=None, restart_id=None, names=None, max_unavailable=None, readiness_gate=None,
-                  drain_seconds=0, on_failure='stop', restart_strategy='auto', wait_timeout=30, run_id='test-run',
-                  force_takeover=False, min_ready_seconds=0, allow_recreate=False, batch_size=1)
-    values.update(changes)
-    return module_params(values)
-
-
-def step(kube, state, check_mode=False, clock=None, **changes):
-    clock = clock or Clock()
-    options = RolloutOptions.from_params(params(state=state, **changes))
-    return Rollout(kube, options, check_mode, clock=clock, sleep=clock.sleep).run()
+    monkeypatch.setattr(runner, 'PodWatcher', FakePodWatcher)
 
 
 def rolled_back_unfinished(kube, **changes):
     """The rollback step alone (state rollback finishes too): a rollback that did not finish."""
-    clock = Clock()
+    clock = ManualClock()
     options = RolloutOptions.from_params(params(state='rollback', **changes))
     return Rollout(kube, options, False, clock=clock, sleep=clock.sleep).restore_before()
-
-
-def uids(kube):
-    return dict((name, pod['metadata']['uid']) for name, pod in kube.pods.items())
-
-
-def images(kube):
-    return dict((name, pod['spec']['containers'][0]['image']) for name, pod in sorted(kube.pods.items()))
-
-
-def rec(kube, kind='StatefulSet', name='web'):
-    return workload_record(kube.get(kind, name))
-
-
-def run_all(kube, kind, **change):
-    """prepare, every batch, finish: the role's happy path."""
-    prepared = step(kube, 'prepare', kind=kind, **change)
-    for names in prepared['batches']:
-        result = step(kube, 'batch', kind=kind, names=names, **change)
-        assert result['failed_pods'] == [], result
-    return prepared, step(kube, 'finish', kind=kind, **change)
 
 
 # ---- StatefulSet
@@ -446,7 +410,7 @@ def test_watch_of_a_workload_renews_the_hold_and_reports_failed_pods():
     kube = FakeApps([workload('StatefulSet')])
     prepared = step(kube, 'prepare', images={'app': NEW})
     batch = step(kube, 'batch', images={'app': NEW}, names=prepared['batches'][0])
-    clock = Clock()
+    clock = ManualClock()
     quiet = step(kube, 'watch', clock=clock, images={'app': NEW}, seconds=3, watch=batch['verified'])
     assert quiet['failed_pods'] == [] and quiet['watched'] == 1 and clock.now >= 3
     kube.set_image('web-0', 'app', 'reg/app:2-crash')   # another writer: a conflict, reported as such
@@ -559,7 +523,7 @@ def test_a_pod_back_with_another_uid_is_reported_recreated():
 
 @pytest.fixture
 def window_watcher(monkeypatch):
-    monkeypatch.setattr(rollout_context, 'PodWatcher', Watcher)
+    monkeypatch.setattr(rollout_context, 'PodWatcher', FakePodWatcher)
 
 
 def test_rollout_runs_prepare_the_steps_and_finish_in_one_call(window_watcher):
@@ -585,7 +549,7 @@ def test_the_engine_shares_the_window_watch_and_lists_no_pods_of_its_own(monkeyp
     """One watch (and cache) of the workload's pods per window step: the engine takes its pods from it."""
     started = []
 
-    class Counted(Watcher):
+    class Counted(FakePodWatcher):
         def __init__(self, kube, namespace, label_selector=None, field_selector=None):
             super(Counted, self).__init__(kube, namespace, label_selector, field_selector)
             started.append(label_selector)
@@ -610,7 +574,7 @@ def test_the_first_window_of_a_rollout_call_starts_from_prepares_list(monkeypatc
     list (its resourceVersion); a later step lists again."""
     starts = []
 
-    class Started(Watcher):
+    class Started(FakePodWatcher):
         def start(self, pods=None, resource_version=None):
             starts.append(resource_version)
             return self

@@ -9,15 +9,19 @@ __metaclass__ = type
 
 import pytest
 
+from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ForbiddenError, ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import history, undo
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, template, workload
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout_workloads import (
-    fake_watcher, run_all, step, uids,
-)
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakePodWatcher
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout.helpers import run_all, step, uids
 
-__all__ = ['fake_watcher']
 V10, V11, V20 = 'reg/web:1.0', 'reg/web:1.1', 'reg/web:2.0'
+
+
+@pytest.fixture(autouse=True)
+def fake_watcher(monkeypatch):
+    monkeypatch.setattr(runner, 'PodWatcher', FakePodWatcher)
 
 
 def rollout_history(kube, kind='Deployment'):

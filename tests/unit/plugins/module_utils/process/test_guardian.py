@@ -13,49 +13,11 @@ import time
 
 import pytest
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, NotFoundError
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, record
 from ansible_collections.inplace.k8s.plugins.module_utils.process import guardian
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import container_status, pod
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock
-
-GATE = 'inplace.k8s/ready'
-
-
-def drained_pod(name, gate='False', ready=True, waiting=None, uid=None, label=None):
-    """A pod our run drained: the gate ``gate`` (with the drain's reason while False), the container app."""
-    reason = drain.DRAIN_REASON if gate == 'False' else drain.READY_REASON
-    return pod(name, uid=uid, version=None, labels={'serving': label} if label else {}, containers={'app': 'a:2'},
-               gates=[GATE], phase='Running', conditions={GATE: {'status': gate, 'reason': reason}},
-               statuses=[container_status('app', ready=ready, waiting=waiting)])
-
-
-class Kube:
-    """get_pod and pods/status patches over a dict of pods; ``later``: name -> pods returned by the next reads."""
-
-    def __init__(self, *pods, **later):
-        self.pods = {p['metadata']['name']: p for p in pods}
-        self.later = later
-        self.patches = []
-
-    def get_pod(self, namespace, name):
-        if self.later.get(name):
-            self.pods[name] = self.later[name].pop(0)
-        if name not in self.pods:
-            raise NotFoundError('pods "%s" not found' % name, status=404)
-        found = self.pods[name]
-        if isinstance(found, Exception):
-            raise found
-        return found
-
-    def patch_pod(self, namespace, name, body, content_type=None, subresource=None, dry_run=False):
-        self.patches.append((name, subresource, body['status']['conditions'][0]['status']))
-        return self.pods[name]
-
-
-def entry(name, policy='restore_if_healthy', mode='readiness_gate', name_of_drain=GATE, uid=None):
-    return {'namespace': 'shop', 'name': name, 'uid': uid or 'uid-' + name, 'mode': mode, 'drain': name_of_drain,
-            'policy': policy}
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.pods.helpers import GATE, Kube, drained_pod, entry
 
 
 def talk(lines, kube):
@@ -63,7 +25,7 @@ def talk(lines, kube):
     read_fd, write_fd = os.pipe()
     os.write(write_fd, ''.join(line + '\n' for line in lines).encode('utf-8'))
     os.close(write_fd)
-    clock = Clock()
+    clock = ManualClock()
     return guardian.serve(read_fd, lambda: kube, clock, clock.sleep)
 
 
@@ -94,7 +56,7 @@ def test_policies_restore_and_keep_false():
 
 def test_pods_gone_replaced_or_put_back_by_others_are_left_alone_and_the_wait_is_bounded():
     kube = Kube(drained_pod('b', uid='other'), drained_pod('c', gate='True'), drained_pod('d', ready=False))
-    clock = Clock()
+    clock = ManualClock()
     restored = guardian.restore(kube, [entry('a'), entry('b'), entry('c'), entry('d')], clock, clock.sleep, seconds=5)
     assert restored == [] and kube.patches == [] and 4 < clock.now < 7
 
@@ -109,7 +71,7 @@ def test_a_pod_another_live_run_drained_again_since_is_left_to_it():
             'expires': record.timestamp(time.time() + 600)}})}
         return held
     kube = Kube(held_by('rerun', os.getpid()))
-    clock = Clock()
+    clock = ManualClock()
     assert guardian.restore(kube, [dict(entry('a'), run='killed')], clock, clock.sleep) == [] and kube.patches == []
     kube = Kube(held_by('killed', os.getpid()))
     assert guardian.restore(kube, [dict(entry('a'), run='killed')], clock, clock.sleep) == ['shop/a']
@@ -117,7 +79,7 @@ def test_a_pod_another_live_run_drained_again_since_is_left_to_it():
 
 def test_an_api_error_is_tried_again_until_the_deadline():
     kube = Kube(a=[ApiError('boom', status=500), drained_pod('a')])
-    clock = Clock()
+    clock = ManualClock()
     assert guardian.restore(kube, [entry('a')], clock, clock.sleep) == ['shop/a']
 
 
@@ -127,7 +89,7 @@ def test_the_label_drain_is_put_back_too():
     calls = []
     kube.patch_pod = lambda namespace, name, body, content_type=None, subresource=None, dry_run=False: calls.append(
         (name, body)) or drained
-    clock = Clock()
+    clock = ManualClock()
     assert guardian.restore(kube, [entry('a', mode='label', name_of_drain='serving=yes')], clock, clock.sleep) == ['shop/a']
     assert calls == [('a', {'metadata': {'labels': {'serving': 'yes'}}})]
 

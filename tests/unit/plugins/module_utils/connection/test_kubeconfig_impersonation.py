@@ -14,9 +14,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection import clie
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.options import Connection
 
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_kubeconfig import (
-    SERVER, config, exec_kubeconfig, write)
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_kubeconfig import clean_env  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.connection.kubeconfigs import SERVER, config, exec_kubeconfig, write
 
 AS_USER = {'token': 't', 'as': 'u', 'as-uid': 'uid-1', 'as-groups': ['g1', 'g2'],
            'as-user-extra': {'scopes': ['view', 'edit'], 'acme.com/project': ['shop']}}

@@ -14,7 +14,7 @@ import pytest
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.inputs import (
     input_errors, unknown_variables_message, window)
 
-ROLE_PATH = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'roles', 'rollout')
+ROLE_PATH = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', '..', 'roles', 'rollout')
 GOOD = {'action': 'apply', 'target': {'kind': 'Deployment', 'name': 'web', 'namespace': 'shop'},
         'images': {'app': 'web:2'}, 'resources': {}, 'restart': [], 'batch_size': '25%', 'canary': '',
         'partition': 0, 'max_unavailable': '', 'readiness_gate': '', 'drain_label': '',

@@ -234,15 +234,16 @@ def test_a_pause_ends_at_once_and_a_batch_starts_nothing_once_cancelled(watch, m
     from ansible_collections.inplace.k8s.plugins.module_utils import runner
     from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context
     from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
-    from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils import test_rollout as fixtures
-    monkeypatch.setattr(runner, 'PodWatcher', fixtures.Watcher)
-    monkeypatch.setattr(context, 'PodWatcher', fixtures.Watcher)
+    from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakePodWatcher
+    from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout import helpers as fixtures
+    monkeypatch.setattr(runner, 'PodWatcher', FakePodWatcher)
+    monkeypatch.setattr(context, 'PodWatcher', FakePodWatcher)
     kube = fixtures.Kube()
-    clock = fixtures.Clock()
+    clock = ManualClock()
     first = Rollout(kube, fixtures.options(images={'app': NEW}, names=['web-0']), clock=clock, sleep=clock.sleep,
                     cancel=watch).run()
     watch.cancel('SIGTERM received')
-    clock = fixtures.Clock()
+    clock = ManualClock()
     paused = Rollout(kube, fixtures.options(state='watch', seconds=30, watch=first['verified'], images={'app': NEW}),
                      clock=clock, sleep=clock.sleep, cancel=watch)
     assert paused.watch()['message'] == 'SIGTERM received' and clock.now == 0

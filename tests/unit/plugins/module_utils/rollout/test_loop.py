@@ -20,7 +20,8 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import Workload
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, workload
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock, Watcher
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakePodWatcher
 
 NEW = 'reg/app:2'
 OLD = 'reg/app:1'
@@ -28,15 +29,15 @@ OLD = 'reg/app:1'
 
 @pytest.fixture(autouse=True)
 def fake_watchers(monkeypatch):
-    monkeypatch.setattr(runner, 'PodWatcher', Watcher)
-    monkeypatch.setattr(rollout_context, 'PodWatcher', Watcher)
+    monkeypatch.setattr(runner, 'PodWatcher', FakePodWatcher)
+    monkeypatch.setattr(rollout_context, 'PodWatcher', FakePodWatcher)
 
 
 def rollout(kube, diff=False, budget_gate=BudgetGate, health_watch=HealthWatch, **params):
     values = dict(state='rollout', namespace='shop', kind='StatefulSet', name='web', images={'app': NEW},
                   window=False, batch_size='1', run_id='test-run', wait_timeout=30)
     values.update(params)
-    clock = Clock()
+    clock = ManualClock()
     return Rollout(kube, RolloutOptions.from_params(values), clock=clock, sleep=clock.sleep, diff=diff,
                    budget_gate=budget_gate, health_watch=health_watch).run()
 

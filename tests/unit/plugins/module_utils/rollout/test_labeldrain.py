@@ -14,7 +14,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import RolloutOptions
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, workload
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock
 
 LABEL = 'serving=true'
 
@@ -47,7 +47,7 @@ def drain_label(kube, check_mode=False, **params):
     values = dict(state='drain_label', namespace='shop', kind='StatefulSet', name='web', drain_label=LABEL,
                   service='web', run_id='test-run')
     values.update(params)
-    clock = Clock()
+    clock = ManualClock()
     return Rollout(kube, RolloutOptions.from_params(values), check_mode, clock=clock, sleep=clock.sleep).run()
 
 
@@ -104,7 +104,7 @@ def test_refused_naming_why_and_nothing_written(params, services, message):
 
 def test_refused_while_another_rollout_is_unfinished():
     kube = WithService([workload('StatefulSet')], [service({'app': 'web'})])
-    clock = Clock()
+    clock = ManualClock()
     prepare = RolloutOptions.from_params(dict(state='prepare', namespace='shop', kind='StatefulSet', name='web',
                                               images={'app': 'reg/app:2'}, run_id='test-run'))
     Rollout(kube, prepare, clock=clock, sleep=clock.sleep).run()

@@ -16,7 +16,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.options import Restart
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import images, plan, record
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load, spec_of, status_of
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_engine import options
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.operations.helpers import options
 
 APP_DIGEST = 'registry.example/app@sha256:5b0c3f1e2d4a6b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e'
 

@@ -12,7 +12,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.client impo
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import ConcurrentChange
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import partition
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, workload
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout_workloads import (
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout.helpers import (
     NEW, OLD, images, rec, run_all, step, uids,
 )
 

@@ -16,7 +16,8 @@ from ansible_collections.inplace.k8s.plugins.module_utils.config import plan, re
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError, ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import restarts
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context as rollout_context, inputs
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import BATCH, Kube, Watcher, batch
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakePodWatcher
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout.helpers import BATCH, Kube, batch
 
 SPEC = {
     'volumes': [
@@ -149,9 +150,9 @@ def test_planned_restarts_are_counted_per_container_and_bound_to_the_pod():
 
 @pytest.fixture(autouse=True)
 def watcher(monkeypatch):
-    """The batches watch the fake cluster (test_rollout.py's Watcher)."""
-    monkeypatch.setattr(runner, 'PodWatcher', Watcher)
-    monkeypatch.setattr(rollout_context, 'PodWatcher', Watcher)
+    """The batches watch the fake cluster (fakes.FakePodWatcher)."""
+    monkeypatch.setattr(runner, 'PodWatcher', FakePodWatcher)
+    monkeypatch.setattr(rollout_context, 'PodWatcher', FakePodWatcher)
 
 
 class ConfigKube(Kube):

@@ -59,12 +59,9 @@ def pki():
 
 
 @pytest.fixture
-def env(monkeypatch, tmp_path):
-    """No default kubeconfig, no in-cluster environment, no proxy variables."""
-    monkeypatch.setenv('KUBECONFIG', str(tmp_path / 'no-default-kubeconfig'))
-    for name in ('KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT', 'HTTPS_PROXY', 'https_proxy',
-                 'HTTP_PROXY', 'http_proxy', 'ALL_PROXY', 'all_proxy', 'NO_PROXY', 'no_proxy'):
-        monkeypatch.delenv(name, raising=False)
+def env(clean_env, tmp_path):
+    """The test's directory, in clean_env (connection/conftest.py: no default kubeconfig, no in-cluster
+    environment, no proxy variables)."""
     return tmp_path
 
 

@@ -6,6 +6,7 @@ __metaclass__ = type
 
 import copy
 import threading
+import time
 
 import pytest
 
@@ -227,3 +228,27 @@ def test_changes_names_what_changed_since_and_says_when_it_cannot_tell(web_pod, 
         watcher._apply({'type': 'MODIFIED', 'object': version(web_pod, rv)})
     assert watcher.changes(serial)[1] is None               # the log was cut after 2: read everything again
     assert watcher.changes(watcher.changes(None)[0])[1] == []
+
+
+class BrokenStreamKube(StreamingKube):
+    """A watch whose stream raises something other than an API error (a bug, an answer that cannot be read)."""
+
+    def watch_collection(self, path, resource_version, label_selector=None, field_selector=None,
+                         timeout_seconds=60):
+        self.watches.append(resource_version)
+        raise KeyError('object')
+
+
+@pytest.mark.filterwarnings('ignore::pytest.PytestUnhandledThreadExceptionWarning')   # tests/unit/plugins/conftest.py
+def test_a_watch_that_dies_on_another_exception_fails_its_waiters_at_once(web_pod):
+    watcher = waiter.PodWatcher(BrokenStreamKube([web_pod]), 'shop').start()
+    began = time.monotonic()
+    with pytest.raises(waiter.WatchFailed) as failed:
+        watcher.wait_for('web-0', lambda p: False, timeout=60)
+    assert time.monotonic() - began < waiter.WAKE_SECONDS   # woken by the failure, not by a re-check or the timeout
+    watcher._thread.join(5)   # its end (raised again there by tests/unit/plugins/conftest.py) belongs to this test
+    assert "the watch of /api/v1/namespaces/shop/pods ended: KeyError: 'object'" in str(failed.value)
+    assert isinstance(failed.value.__cause__, KeyError)
+    with pytest.raises(waiter.WatchFailed):   # and so does every later wait
+        watcher.hold('web-0', lambda p: None, 60)
+    assert watcher.wait_for('web-0', lambda p: True)['metadata']['name'] == 'web-0'   # what is cached still counts

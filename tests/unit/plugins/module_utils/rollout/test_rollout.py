@@ -11,123 +11,23 @@ import copy
 import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
-from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError, ValidationError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.options import ImageChange, Target, Task
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context as rollout_context
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import RESTART_ANNOTATION
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import INTERNAL, RolloutOptions
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import watch_failures as rollout_watch_failures
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakePodWatcher
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout.helpers import BATCH, Kube, batch, options
 
 NEW = 'registry.example/app:2.0'
-BATCH = ['web-0', 'web-1']
-
-
-class Kube(FakeCluster):
-    """FakeCluster plus the other requests of a batch: PodDisruptionBudgets, access reviews, the server
-    version (resize), OpenKruise discovery (absent), merge patches of annotations."""
-
-    def __init__(self, count=3, pdbs=()):
-        pods = []
-        for index in range(count):
-            pod = load('pod_web.json')
-            pod['metadata'].update(name='web-%d' % index, uid='uid-%d' % index)
-            pods.append(pod)
-        super(Kube, self).__init__(pods)
-        self.pdbs = list(pdbs)
-
-    def request(self, method, path, query=None, body=None, content_type=None):
-        self.calls.append((method, path))
-        if path.endswith('/poddisruptionbudgets'):
-            return {'items': copy.deepcopy(self.pdbs)}
-        if path == access.REVIEW_PATH:
-            return {'status': {'allowed': True}}
-        if path == '/version':
-            return {'major': '1', 'minor': '36', 'gitVersion': 'v1.36.0'}
-        if path.startswith('/apis/apps.kruise.io'):
-            raise NotFoundError('the server could not find the requested resource', status=404)
-        raise AssertionError('unexpected request %s %s' % (method, path))
-
-    def patch_pod(self, namespace, name, body, content_type=None, subresource=None, dry_run=False):
-        if content_type != MERGE_PATCH:
-            return super(Kube, self).patch_pod(namespace, name, body, content_type, subresource, dry_run)
-        self.calls.append(('patch', name, 'merge'))
-        pod = self.pods[name]
-        pod['metadata'].setdefault('annotations', {}).update(body['metadata']['annotations'])
-        self._touch(pod)
-        return copy.deepcopy(pod)
-
-    def writes(self):
-        return [call for call in self.calls if call[0] == 'patch']
-
-    def image(self, name):
-        return self.pods[name]['spec']['containers'][0]['image']
-
-
-class Watcher(FakeWatcher):
-    """waiter.PodWatcher's construction and lifecycle over FakeWatcher."""
-
-    def __init__(self, kube, namespace, label_selector=None, field_selector=None):
-        super(Watcher, self).__init__(kube)
-
-    def start(self, pods=None, resource_version=None):
-        return self
-
-    def stop(self):
-        pass
-
-    def items(self):
-        return [self.get(name) for name in sorted(self.cluster.pods)]
-
-    def changes(self, since):
-        """Cannot tell what changed: every look judges every pod again."""
-        return (since or 0) + 1, None
-
-
-class Clock(object):
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
 
 
 @pytest.fixture(autouse=True)
 def fake_watcher(monkeypatch):
-    monkeypatch.setattr(runner, 'PodWatcher', Watcher)
-    monkeypatch.setattr(rollout_context, 'PodWatcher', Watcher)
-
-
-def params(**changes):
-    values = dict(state='batch', namespace='shop', kind=None, name=None, label_selectors=['app=web'], images=None,
-                  resources=None, restart=None, restart_id=None, names=list(BATCH), max_unavailable=None,
-                  readiness_gate=None, drain_seconds=0, on_failure='stop', restart_strategy='auto', wait_timeout=30,
-                  run_id='test-run', force_takeover=False)
-    values.update(changes)
-    return module_params(values)
-
-
-def module_params(values):
-    """The module's params for ``values``: the role's plumbing (rollout/options.py INTERNAL) under internal."""
-    internal = {key: values.pop(key) for key in list(values) if key in INTERNAL}
-    return dict(values, internal=internal or None)
-
-
-def options(**changes):
-    """RolloutOptions as the module parses them from params(**changes)."""
-    return RolloutOptions.from_params(params(**changes))
-
-
-def batch(kube, check_mode=False, diff=False, **changes):
-    clock = Clock()
-    return Rollout(kube, options(**changes), check_mode, clock=clock, sleep=clock.sleep, diff=diff).run()
+    monkeypatch.setattr(runner, 'PodWatcher', FakePodWatcher)
+    monkeypatch.setattr(rollout_context, 'PodWatcher', FakePodWatcher)
 
 
 def test_batch_updates_the_pods_of_the_batch_and_reports_progress():
@@ -200,7 +100,7 @@ def test_a_cancel_ends_the_wait_of_a_blocked_batch_and_starts_none_of_its_pods(m
            'status': {'disruptionsAllowed': 0}}
     kube = Kube(pdbs=[pdb])
     watch = Cancel()
-    clock = Clock()
+    clock = ManualClock()
 
     def sleep(seconds):
         clock.sleep(seconds)
@@ -331,12 +231,12 @@ def test_batch_returns_verified_pods_and_changes_nothing_when_a_watched_pod_fail
 def test_watch_returns_at_the_first_failure_and_sleeps_otherwise():
     kube = Kube()
     first = batch(kube, images={'app': NEW}, names=['web-0'])
-    clock = Clock()
+    clock = ManualClock()
     quiet = Rollout(kube, options(state='watch', seconds=5, watch=first['verified'], images={'app': NEW}),
                     clock=clock, sleep=clock.sleep).run()
     assert quiet['failed_pods'] == [] and clock.now >= 5
     kube.pods['web-0']['status']['containerStatuses'][0].update(ready=False)
-    clock = Clock()
+    clock = ManualClock()
     caught = Rollout(kube, options(state='watch', seconds=30, watch=first['verified'], images={'app': NEW}),
                      clock=clock, sleep=clock.sleep).run()
     assert [p['name'] for p in caught['failed_pods']] == ['web-0'] and clock.now < 30
@@ -365,7 +265,7 @@ def test_pending_judges_each_pod_version_once():
     """pending() is kept per (uid, resourceVersion): the same version is not judged again, a new version
     (the server changed the pod) is, and a pod without a version (nothing names its content) always is."""
     kube = Kube(count=1)
-    rollout = Rollout(kube, options(images={'app': NEW}), clock=Clock())
+    rollout = Rollout(kube, options(images={'app': NEW}), clock=ManualClock())
     pod = copy.deepcopy(kube.pods['web-0'])
     pod['metadata']['resourceVersion'] = '7'
     assert rollout.pending(pod) is True

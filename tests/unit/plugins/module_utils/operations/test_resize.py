@@ -15,7 +15,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations import engi
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan, podstate, record
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import load, spec_of, status_of
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster, FakeWatcher
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_engine import options
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.operations.helpers import options
 
 
 class ResizeCluster(FakeCluster):

@@ -19,13 +19,14 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, workload
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock, Watcher
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakePodWatcher
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout.helpers import action, run_action
 
 
 @pytest.fixture(autouse=True)
 def fake_watchers(monkeypatch):
-    monkeypatch.setattr(runner, 'PodWatcher', Watcher)
-    monkeypatch.setattr(rollout_context, 'PodWatcher', Watcher)
+    monkeypatch.setattr(runner, 'PodWatcher', FakePodWatcher)
+    monkeypatch.setattr(rollout_context, 'PodWatcher', FakePodWatcher)
 
 
 def lines(path):
@@ -100,7 +101,7 @@ def test_the_loop_writes_the_plan_every_step_and_the_end(progress_file):
     values = dict(state='rollout', namespace='shop', kind='StatefulSet', name='web', images={'app': 'reg/app:2'},
                   window=True, batch_size='1', run_id='test-run', wait_timeout=30, canary='1',
                   internal={'progress_file': str(path)})
-    clock = Clock()
+    clock = ManualClock()
     result = Rollout(FakeApps([workload('StatefulSet')]), RolloutOptions.from_params(values), clock=clock,
                      sleep=clock.sleep).run()
     assert result['run']['finished']['changed'] is True
@@ -124,42 +125,6 @@ def test_the_action_reader_shows_each_complete_line_once(tmp_path):
         out.write('o"}\n' + json.dumps({'kind': 'x'}) + '\n')
     reader.read()
     assert shown == ['one', 'two']
-
-
-def action(args, transport='local', async_val=0, role='inplace.k8s.rollout'):
-    """The action of a task of ``role`` (None: a playbook's own task)."""
-    from unittest import mock
-    from ansible_collections.inplace.k8s.plugins.action.rollout_workload import ActionModule
-    task = mock.MagicMock(args=args, async_val=async_val, check_mode=False, diff=False)
-    task._role = None
-    if role:
-        task._role = mock.MagicMock(_role_path='/elsewhere/roles/%s' % role.rpartition('.')[2])
-        task._role.get_name.return_value = role
-    connection = mock.MagicMock(transport=transport, has_native_async=False)
-    connection._shell.tmpdir = None
-    plugin = ActionModule(task, connection, mock.MagicMock(), mock.MagicMock(), mock.MagicMock(), mock.MagicMock())
-    plugin._remove_tmp_path = lambda path: None
-    return plugin
-
-
-def run_action(monkeypatch, plugin, lines_written):
-    from ansible.plugins.action import ActionBase
-    from ansible_collections.inplace.k8s.plugins.action import rollout_workload as plugin_module
-    seen, shown = {}, []
-    monkeypatch.setattr(ActionBase, 'run', lambda self, tmp=None, task_vars=None: {})
-    monkeypatch.setattr(plugin_module.display, 'display', shown.append)
-
-    def execute(module_name, module_args, task_vars, wrap_async):
-        seen.update(module_name=module_name, args=module_args, wrap_async=wrap_async)
-        path = (module_args.get('internal') or {}).get('progress_file')
-        if path:
-            with open(path, 'a') as out:
-                for text in lines_written:
-                    out.write(json.dumps({'line': text}) + '\n')
-        return {'changed': True}
-    plugin._execute_module = execute
-    result = plugin.run(task_vars={'inventory_hostname': 'ctl'})
-    return result, seen, shown
 
 
 def test_the_action_shows_the_modules_progress_and_removes_its_file(monkeypatch):

@@ -22,7 +22,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.role_options i
     OPTIONS, PREFIX, PRESETS, STATE_OPTIONS, module_args,
 )
 
-ROLE = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'roles', 'rollout')
+ROLE = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', '..', 'roles', 'rollout')
 MODULE_SPEC = dict(ROLLOUT_ARG_SPEC, **dict(OWNERS_ARG_SPEC, **EVENTS_ARG_SPEC))
 TARGET = {'kind': 'Deployment', 'name': 'web', 'namespace': 'shop'}
 # The role's variables that are no module option: the role's own work (its action, verification tasks, analyses,

@@ -13,7 +13,8 @@ from ansible_collections.inplace.k8s.plugins.module_utils.process.cancel import 
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.leftovers import undrain_leftovers
 
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_engine import NEW, pods, run
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import web_pods as pods
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.operations.helpers import NEW, run
 
 LABEL = 'inplace.k8s/serving'
 RS_PATH = '/apis/apps/v1/namespaces/shop/replicasets/web-7d9c8b6f5'
