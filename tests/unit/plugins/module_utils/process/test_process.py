@@ -31,6 +31,7 @@ def test_alive_without_proc_asks_the_kernel(monkeypatch):
     monkeypatch.setattr(proc, 'stat', lambda pid: None)
     assert proc.alive(os.getpid())
     assert not proc.alive(2 ** 22 + 12345)
+
     def refuse(pid, signum):
         raise PermissionError(1, 'EPERM')
     monkeypatch.setattr(proc.os, 'kill', refuse)
