@@ -446,13 +446,19 @@ def test_pods_chosen_by_selectors_are_updated_directly_and_rolled_back_from_thei
         step(kube, 'prepare', kind=None, name=None, images={'app': NEW})
 
 
-def test_sync_sets_the_readiness_gate_of_pods_left_drained_by_an_interrupted_run_true_again():
+def web_1_left_drained():
+    """A gated StatefulSet whose pod web-1 was left with its readiness gate False (drained)."""
     gated = template()
     gated['spec']['readinessGates'] = [{'conditionType': 'inplace.k8s/ready'}]
     kube = FakeApps([workload('StatefulSet', tmpl=gated)])
     for pod in kube.pods.values():
         pod['status']['conditions'].append({'type': 'inplace.k8s/ready', 'status': 'True'})
     kube.pods['web-1']['status']['conditions'][-1].update(status='False', reason='InplaceUpdate')
+    return kube
+
+
+def test_sync_sets_the_readiness_gate_of_pods_left_drained_by_an_interrupted_run_true_again():
+    kube = web_1_left_drained()
     synced = step(kube, 'sync', images={'app': OLD}, readiness_gate='inplace.k8s/ready')
     assert synced['undrained'] == ['web-1'] and synced['changed'] is True
     assert 'left drained by an interrupted run: web-1' in synced['warnings'][-1]
@@ -464,12 +470,7 @@ def test_a_pod_drained_by_a_killed_run_gets_its_gate_back_but_not_one_a_live_run
     # Found by the chaos soak (tests/soak): ansible-playbook SIGKILLed after a batch wrote its images and before
     # it set the gates True again left those pods converged, drained and with an in-progress record; the next
     # runs counted them updated and skipped them as busy, and ended successfully with the pods out of service.
-    gated = template()
-    gated['spec']['readinessGates'] = [{'conditionType': 'inplace.k8s/ready'}]
-    kube = FakeApps([workload('StatefulSet', tmpl=gated)])
-    for pod in kube.pods.values():
-        pod['status']['conditions'].append({'type': 'inplace.k8s/ready', 'status': 'True'})
-    kube.pods['web-1']['status']['conditions'][-1].update(status='False', reason='InplaceUpdate')
+    kube = web_1_left_drained()
     owner = record.new_owner(pid=os.getpid() if alive else 2 ** 22 + 1)   # no such pid when not alive
     left = record.claim(record.begin(kube.pods['web-1'], 'image', {'app': OLD}, {}), owner, 600)
     kube.pods['web-1']['metadata'].setdefault('annotations', {})[record.ANNOTATION] = json.dumps({'image': left})
