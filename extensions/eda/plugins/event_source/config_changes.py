@@ -43,6 +43,7 @@ except ImportError:
     sys.path.append(os.path.abspath(os.path.join(os.path.dirname(__file__), *['..'] * 7)))
 
 from ansible_collections.inplace.k8s.plugins.module_utils.args import AUTH_ARG_SPEC
+from ansible_collections.inplace.k8s.plugins.module_utils.config import usage
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import paths
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import Kube, backoff_delay
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
@@ -115,45 +116,13 @@ def _meta(obj, field):
 
 # --------------------------------------------------------------------------- who uses it
 
-def _container_uses(container, kind, name):
-    ref_field, key_field = ('configMapRef', 'configMapKeyRef') if kind == 'ConfigMap' else ('secretRef', 'secretKeyRef')
-    for source in container.get('envFrom') or ():
-        if ((source or {}).get(ref_field) or {}).get('name') == name:
-            return True
-    for env in container.get('env') or ():
-        if (((env or {}).get('valueFrom') or {}).get(key_field) or {}).get('name') == name:
-            return True
-    return False
-
-
-def _volume_names(spec, kind, name):
-    """Names of the pod volumes that project the object (configMap, secret, projected sources)."""
-    found = set()
-    for volume in spec.get('volumes') or ():
-        volume = volume or {}
-        if kind == 'ConfigMap':
-            direct = (volume.get('configMap') or {}).get('name')
-        else:
-            direct = (volume.get('secret') or {}).get('secretName')
-        field = 'configMap' if kind == 'ConfigMap' else 'secret'
-        projected = [(source or {}).get(field) or {} for source in (volume.get('projected') or {}).get('sources') or ()]
-        if direct == name or any(source.get('name') == name for source in projected):
-            found.add(volume.get('name'))
-    return found
-
-
 def consumers(template, kind, name):
-    """Names of the containers (init containers included) of a pod template that use the object ``kind``/``name``:
-    env[].valueFrom, envFrom, or a volume mount of a volume that projects it."""
+    """Names of the containers of a pod template that use the object ``kind``/``name``, as the config rollout finds
+    them (plugins/module_utils/config/usage.py: env[].valueFrom, envFrom, volumes and projected sources, subPath;
+    the app containers and the sidecars, the containers a rollout_config can restart in place)."""
     spec = (template or {}).get('spec') or {}
-    volumes = _volume_names(spec, kind, name)
-    used = []
-    for container in list(spec.get('initContainers') or ()) + list(spec.get('containers') or ()):
-        container = container or {}
-        mounts = {(mount or {}).get('name') for mount in container.get('volumeMounts') or ()}
-        if _container_uses(container, kind, name) or mounts & volumes:
-            used.append(container.get('name'))
-    return used
+    return [container for container, uses in usage.consumers(spec).items()
+            if any(use.kind == kind and use.name == name for use in uses)]
 
 
 def workloads_using(kube, namespace, kind, name):

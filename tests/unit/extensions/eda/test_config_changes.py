@@ -220,9 +220,10 @@ def test_connection_options_take_the_modules_variables(monkeypatch):
     assert source.connect.__doc__ and 'module' in source.connect.__doc__
 
 
-def test_uses_cover_env_envfrom_volumes_projected_and_init_containers():
+def test_uses_cover_env_envfrom_volumes_projected_and_sidecars_as_the_config_rollout_does():
     template = {'spec': {
-        'initContainers': [{'name': 'init', 'envFrom': [{'secretRef': {'name': 's'}}]}],
+        'initContainers': [{'name': 'init', 'envFrom': [{'secretRef': {'name': 's'}}]},
+                           {'name': 'sidecar', 'restartPolicy': 'Always', 'envFrom': [{'secretRef': {'name': 's'}}]}],
         'containers': [
             {'name': 'env', 'env': [{'name': 'A', 'valueFrom': {'configMapKeyRef': {'name': 'c', 'key': 'a',
                                                                                     'optional': True}}}]},
@@ -232,7 +233,8 @@ def test_uses_cover_env_envfrom_volumes_projected_and_init_containers():
         'volumes': [{'name': 'v', 'secret': {'secretName': 's'}},
                     {'name': 'p', 'projected': {'sources': [{'secret': {'name': 'other'}}, {'configMap': {'name': 'c'}}]}}]}}
     assert source.consumers(template, 'ConfigMap', 'c') == ['env', 'proj']
-    assert source.consumers(template, 'Secret', 's') == ['init', 'vol']
+    # a plain init container ran once, before the pod started: nothing to restart in place (as rollout_config)
+    assert source.consumers(template, 'Secret', 's') == ['sidecar', 'vol']
     assert source.consumers(template, 'Secret', 'c') == []
     assert source.consumers(None, 'ConfigMap', 'c') == []
 
