@@ -67,6 +67,8 @@ def settings_from_params(params, environ=None):
     account; then explicit options override, and the environment's proxy applies if none is set (proxy.py).
     Warns once when TLS verification is off.
     """
+    # Over 50 lines on purpose: the precedence of the sources (kubeconfig, in-cluster, options, proxy)
+    # reads in order in one place.
     environ = os.environ if environ is None else environ
     kubeconfig, context = params.get('kubeconfig'), params.get('context')
     if kubeconfig is not None and not isinstance(kubeconfig, (dict, str)):

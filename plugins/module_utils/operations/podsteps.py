@@ -53,6 +53,8 @@ class PodSteps:
         return run.finish(REFUSED, run.plan.refusal)
 
     def _execute(self, plan):
+        # Over 50 lines on purpose: one pod's outcomes (gone, refused, failed, conflict, done) are caught here, at its
+        # one boundary, each turned into its result; split, a pod's failure would have several places to end.
         run = PodRun(plan, self.clock)
         # Time spent waiting for a slot among max_concurrency workers.
         run.timings['queued'] = round(max(0.0, run.started - self._started), 3)
@@ -173,6 +175,8 @@ class PodSteps:
             self.events.pod_finished(run)
 
     def _change_pod(self, run, resume):
+        # Over 50 lines on purpose: drain, change, wait and undrain of one pod read in order inside the one
+        # try/finally that must put a drained pod back; split, that finally would span functions.
         plan = run.plan
         gate = self._gate_of(plan.pod) if plan.action == planning.UPDATE or resume else None
         rec = None

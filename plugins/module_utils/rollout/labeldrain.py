@@ -65,15 +65,20 @@ class LabelDrainStep:
             w.relabel(w.pods(), revision_labels)
             self._release(RolloutRecord(w.record or rec), {}, {}, DONE)
         if service and not report['service_selects']:
-            left = [podstate.meta(p, 'name') for p in w.pods() if not drainer.applies(p)]
-            if left:
-                raise ValidationError('drain_label: pod(s) %s do not carry %s yet (created meanwhile?); the selector of '
-                                      'Service %s is left as it is: run this again' % (', '.join(left), drainer.name,
-                                                                                       report['service']))
-            self.kube.request('PATCH', paths.api_path('v1', 'services', w.namespace, report['service']),
-                              body={'metadata': {'resourceVersion': podstate.meta(service, 'resourceVersion')},
-                                    'spec': {'selector': {key: value}}}, content_type=MERGE_PATCH)
+            self._select_by_drain_label(service, key, value)
         return self.result(w.pods(), changed=True, drain_label=report)
+
+    def _select_by_drain_label(self, service, key, value):
+        """Add the drain label to the Service's selector, once every pod of the workload carries it (guarded by the
+        Service's resourceVersion); ValidationError naming the pods that do not carry it yet (created meanwhile)."""
+        w, drainer, name = self.workload, self.drainer, podstate.meta(service, 'name')
+        left = [podstate.meta(p, 'name') for p in w.pods() if not drainer.applies(p)]
+        if left:
+            raise ValidationError('drain_label: pod(s) %s do not carry %s yet (created meanwhile?); the selector of '
+                                  'Service %s is left as it is: run this again' % (', '.join(left), drainer.name, name))
+        self.kube.request('PATCH', paths.api_path('v1', 'services', w.namespace, name),
+                          body={'metadata': {'resourceVersion': podstate.meta(service, 'resourceVersion')},
+                                'spec': {'selector': {key: value}}}, content_type=MERGE_PATCH)
 
     def _drain_service(self, key, value):
         """The Service of ``service`` (None when not given); ValidationError when it does not select the

@@ -270,6 +270,8 @@ def connect(params):
 
 async def main(queue, args):
     """ansible-rulebook's entry point: put one event on ``queue`` per changed object, until cancelled."""
+    # Over 50 lines on purpose: ansible-rulebook's entry point; its callbacks share the loop, the queue and
+    # the stop event, and its shutdown reads in one place.
     params = parse_args(args)
     loop = asyncio.get_running_loop()
     stop = threading.Event()
