@@ -107,7 +107,7 @@ CALL_SITES = {
     ('module_utils/pods/targets.py', 'require_namespace', 'GET'): perms(['get'], [('', 'namespaces')]),
     ('module_utils/rollout/budgets.py', 'budgets', 'GET'): perms(['list'], [('policy', 'poddisruptionbudgets')]),
     ('module_utils/rollout/labeldrain.py', 'LabelDrainStep._drain_service', 'GET'): perms(['get'], [('', 'services')]),
-    ('module_utils/rollout/labeldrain.py', 'LabelDrainStep.drain_label', 'PATCH'): perms(['patch'], [('', 'services')]),
+    ('module_utils/rollout/labeldrain.py', 'LabelDrainStep._select_by_drain_label', 'PATCH'): perms(['patch'], [('', 'services')]),
     ('module_utils/pods/drain.py', 'LabelDrain.serving', 'GET'): perms(['list'], [('discovery.k8s.io', 'endpointslices')]),
     ('module_utils/pods/nodes.py', 'NodeHealth.look', 'GET'): perms(['get'], [('', 'nodes')]),
     # Config rollouts: the ConfigMaps and Secrets the pods use (config/rollout.py RESOURCES).
