@@ -77,7 +77,7 @@ class Cluster(object):
         """A Deployment or StatefulSet named 'bench' of ``replicas`` pods running OLD_IMAGE,
         rolling ``max_unavailable`` (and ``max_surge`` surge pods for a Deployment, as many by default)
         at a time. ``serve``: the container declares the port its app serves and a readiness probe on it
-        (the traffic scenario). ``consumer``: a function that adds to the app container (reload.py's env
+        (the traffic scenario). ``consumer``: a function that adds to the app container (reloader.py's env
         consumer of a ConfigMap)."""
         spec = {'replicas': replicas, 'selector': {'matchLabels': {'app': 'bench'}},
                 'template': pod_template(gated, serve, consumer)}

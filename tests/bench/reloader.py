@@ -42,12 +42,12 @@ def is_config(result):
     return result.get('scenario') in NAMES
 
 
-def role_task(role_task):
-    """The role's task of run.py (``role_task``) for the config restart: rollout_config instead of rollout_images."""
-    variables = dict(role_task['vars'])
+def role_task(task):
+    """run.py's ROLE_TASK (``task``) for the config restart: rollout_config instead of rollout_images."""
+    variables = dict(task['vars'])
     del variables['rollout_images']
     variables['rollout_config'] = ['ConfigMap/' + CONFIGMAP]
-    return dict(role_task, vars=variables)
+    return dict(task, vars=variables)
 
 
 def configmap(value):
@@ -106,8 +106,9 @@ def scenario(bench, result, namespace, timing):
             bench.rollout(result, namespace, sorted(v['name'] for v in before.values()),
                           drain_seconds=timing['drain_seconds'] if gated else 0)
         else:
-            result['wall'] = round(cluster.native_rollout(namespace, 'Deployment', pods, timing['timeout'], patch=restart_patch(
-                datetime.datetime.now(datetime.timezone.utc))), 2)
+            patch = restart_patch(datetime.datetime.now(datetime.timezone.utc))
+            result['wall'] = round(cluster.native_rollout(namespace, 'Deployment', pods, timing['timeout'],
+                                                          patch=patch), 2)
         result['cluster_requests'] = measure.delta(metrics, measure.request_totals(cluster.metrics()))
         time.sleep(max(timing['settle'], timing['delay']))   # the last endpoint changes reach the client
     finally:
