@@ -22,7 +22,7 @@ export CACHE CLUSTERDIR NODES K8S
 
 .PHONY: help venv cluster-build cluster-up cluster-down cluster-status cluster-test \
         sanity units integration test test-versions test-oldest demo bench soak clean \
-        kruise-build kruise-up kruise-down bench-kruise galaxy-import release
+        kruise-build kruise-up kruise-down bench-kruise galaxy-import release eda-test
 
 help:
 	@echo "make demo            build and start the local cluster, run an in-place rollout, print before/after"
@@ -36,6 +36,8 @@ help:
 	@echo "make kruise-up       opt-in: OpenKruise v1.8.2 (kruise-manager, a kruise-daemon per node) on the running local"
 	@echo "                     cluster (hack/kruise.sh; make kruise-down removes it); not needed by make test"
 	@echo "make bench-kruise PODS=100,300  the CloneSet beside the role and the native rolling update (Kruise up first)"
+	@echo "make eda-test        Event-Driven Ansible end to end: the real ansible-rulebook (own venv, Java) restarts the users of an"
+	@echo "                     edited ConfigMap in place on the local cluster (hack/eda-test.sh)"
 	@echo "make galaxy-import   build the tarball and run galaxy-importer on it with Automation Hub's settings; fails on any warning"
 	@echo "make release         fold the changelog fragments into the release of galaxy.yml's version (hack/release.sh)"
 	@echo "make soak SOAK_FAULTS=55 SOAK_SEED= SOAK_PODS=30  chaos soak (a random seed unless SOAK_SEED is set) of the rollout role on the running local cluster"
@@ -102,6 +104,10 @@ bench-kruise: venv
 # galaxy-importer in its own virtualenv ($(CACHE)/galaxy-importer, requirements-galaxy-importer.txt).
 galaxy-import:
 	hack/galaxy-import.sh
+
+# ansible-rulebook in its own virtualenv ($(CACHE)/eda, requirements-eda.txt); starts the local cluster if needed.
+eda-test:
+	hack/eda-test.sh
 
 release: venv
 	hack/release.sh

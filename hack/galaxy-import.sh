@@ -10,14 +10,7 @@ cache=${CACHE:-$root/.cache}
 venv=$cache/galaxy-importer
 requirements=$root/requirements-galaxy-importer.txt
 
-stamp="$venv/.done-$(sha256sum "$requirements" | cut -c1-16)"
-if [ ! -f "$stamp" ]; then
-  rm -rf "$venv"
-  "${PYTHON:-$("$root/hack/find-python.sh")}" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --upgrade pip
-  "$venv/bin/python" -m pip install --quiet -r "$requirements"
-  touch "$stamp"
-fi
+"$root/hack/own-venv.sh" "$venv" "$requirements"
 export PATH=$venv/bin:$PATH ANSIBLE_NOCOLOR=1 NO_COLOR=1
 
 work=$(mktemp -d)

@@ -4,8 +4,8 @@
 
 """rollout_preflight: the rollout role's first task, on the controller (docs: plugins/modules/rollout_preflight.py).
 
-The inputs checked in Python (rollout/inputs.py), not in the Jinja of a task: on the bench's machine the Jinja check
-and the lookup of the role's argument spec cost about 0.1 s a run (the role / module ratio at N=100). The run's id,
+The inputs checked in Python (rollout/inputs.py), not in the Jinja of a task: the Jinja check and the lookup of the
+role's argument spec were a fixed cost of every run (docs/performance.md, "Facts behind the code"). The run's id,
 start, restart id and whether it runs as a sliding window are returned (registered by the role: __rollout_start).
 Not set as facts: facts an action other than set_fact returns are host facts, below the registered variables
 they would reset."""

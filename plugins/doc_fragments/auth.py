@@ -135,5 +135,7 @@ notes:
     or another control character is refused before any request is sent, naming the option.
 requirements:
   - python >= 3.9
-  - kubernetes (the Python client) >= 31.0.0
+  - urllib3 >= 2
+  - kubernetes (the Python client) >= 31.0.0, only for kubeconfig users with an exec plugin or an auth-provider, and
+    for the exec restart strategy of M(inplace.k8s.container_recreate)
 '''

@@ -10,7 +10,7 @@ operation that needs other values makes a changed copy (``_replace``).
 Each object pairs with a shared argument spec of args.py, whose defaults it takes: Connection <-> AUTH_ARG_SPEC,
 Target <-> TARGET_ARG_SPEC, Wait <-> WAIT_ARG_SPEC, Drain <-> DRAIN_ARG_SPEC; the change (ImageChange,
 ResizeChange, RestartChange with its Strategy) holds each module's own options. Named tuples:
-immutable, and cheap to define (a module's start-up time counts; dataclasses cost tens of ms).
+immutable, and cheap to define (a module's start-up time counts; dataclasses cost more: docs/performance.md).
 """
 
 from collections import namedtuple

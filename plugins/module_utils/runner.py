@@ -6,9 +6,10 @@
 the engine with the operation (image, resize or recreate), and the result a module returns.
 
 A pod module's main() builds its AnsibleModule and hands the rest to execute() with
-``lambda: run_module(module, ImageChange)`` (or ResizeChange, RestartChange): the module's params are
-parsed once, there, into an options.Task. run() needs no AnsibleModule: the rollout's batch step builds
-its Task directly and runs the operations in-process with its own client.
+``lambda cancel: run_module(module, ImageChange, cancel)`` (or ResizeChange, RestartChange; ``cancel``: the
+run's token, process/cancel.py): the module's params are parsed once, there, into an options.Task. run() needs
+no AnsibleModule: the rollout's batch step builds its Task directly and runs the operations in-process with its
+own client.
 """
 
 from ansible.module_utils.basic import missing_required_lib
@@ -16,7 +17,7 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.inplace.k8s.plugins.module_utils.args import protect_secrets
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import settings as connection_settings
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR, Kube
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import HAS_URLLIB3, URLLIB3_IMPORT_ERROR, Kube
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
     InplaceError, NoMatchError, OperationFailed, ValidationError,
 )
@@ -25,42 +26,44 @@ from ansible_collections.inplace.k8s.plugins.module_utils.options import (
     Connection, ImageChange, ResizeChange, RestartChange, Task,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.owners import check as owners
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, departure, drain, guardian, targets
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import departure, drain, targets
+from ansible_collections.inplace.k8s.plugins.module_utils.process import cancel, guardian
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
 
 
 def execute(module, work):
     """The body of every module's main(), right after AnsibleModule(): mask the credentials of a
-    kubeconfig dict (args.protect_secrets), require the kubernetes client, call ``work()`` and exit with
+    kubeconfig dict (args.protect_secrets), require urllib3 (the kubernetes package only where a path needs it), call ``work(cancel)`` and exit with
     its result (its ``warnings`` become module warnings) or fail with an InplaceError's message. A module
     that drains pods (readiness_gate or drain_label, not in check mode) first forks its guardian
-    (pods.guardian: it puts drained pods back if this process is killed mid-change), then every module starts
-    its cancel watch (pods.cancel): once its playbook is cancelled it starts no pod and fails naming them."""
+    (process/guardian.py: it puts drained pods back if this process is killed mid-change), then every module
+    starts its cancel watch (process/cancel.py): ``cancel``, the token ``work`` passes down to what starts pods;
+    once its playbook is cancelled it starts no pod and fails naming them."""
     protect_secrets(module)
     connection_settings.start_warnings()
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
+    if not HAS_URLLIB3:
+        module.fail_json(msg=missing_required_lib('urllib3 >= 2'), exception=str(URLLIB3_IMPORT_ERROR))
     params = module.params
     if not module.check_mode and (params.get('readiness_gate') or params.get('drain_label')):
         guardian.start(lambda: client(params, pool_size=4))
-    watch = cancel.start()   # after the guardian's fork: it starts a thread
+    token, watch = cancel.watch()   # after the guardian's fork: it starts a thread
     try:
-        result = work()
+        result = work(token)
     except InplaceError as exc:
         warn_connection(module)
-        if watch.cancelled():
+        if token.cancelled():
             exc.details.pop('cancelled', None)
-            module.fail_json(msg='%s; %s' % (watch.message(), exc.msg), cancelled=True, **exc.details)
+            module.fail_json(msg='%s; %s' % (token.message(), exc.msg), cancelled=True, **exc.details)
         module.fail_json(msg=exc.msg, **exc.details)
     finally:
-        cancel.stop()
+        watch.stop()
         guardian.stop()
     warn_connection(module)
     for warning in result.pop('warnings', None) or []:
         module.warn(warning)
-    if watch.cancelled():
+    if token.cancelled():
         result.pop('msg', None)
-        module.fail_json(msg=watch.message(), cancelled=True, **result)
+        module.fail_json(msg=token.message(), cancelled=True, **result)
     module.exit_json(**result)
 
 
@@ -112,19 +115,20 @@ def client(params, pool_size=10):
     return Kube.connect(Connection.from_params(params), pool_size)
 
 
-def run_module(module, change):
+def run_module(module, change, cancel=None):
     """A pod module's work: its params parsed once into a Task (``change``: the options class of its
-    change), then run() with check and diff mode; warnings go to module.warn."""
+    change), then run() with check and diff mode and the run's ``cancel`` token; warnings go to module.warn."""
     task = Task.from_params(module.params, change)
     return run(task, check_mode=module.check_mode, diff=module._diff, warn=module.warn,
-               run_command=module.run_command)
+               run_command=module.run_command, cancel=cancel)
 
 
-def run(task, kube=None, check_mode=False, diff=False, warn=None, run_command=None, events=None):
+def run(task, kube=None, check_mode=False, diff=False, warn=None, run_command=None, events=None, cancel=None):
     """Run the operation of ``task`` (options.Task) on its pods: the result dict (``diff`` only with
     ``diff``). ``kube``: the client (default: one from task.connection); ``run_command``: how strategy cri
     runs crictl (AnsibleModule.run_command's signature); ``events``: the run's events.Recorder (default: one
-    of this call, as task.events asks, none in check mode).
+    of this call, as task.events asks, none in check mode); ``cancel``: the run's token (process/cancel.Cancel;
+    default: one never cancelled).
 
     Raises NoMatchError, ValidationError (nothing written) or OperationFailed (with the result).
     Warnings go to ``warn(message)``.
@@ -135,7 +139,7 @@ def run(task, kube=None, check_mode=False, diff=False, warn=None, run_command=No
         events = kube_events.Recorder(kube, task.events and not check_mode, warn=warn)
     operation, task = build(kube, task, warn, run_command)
     try:
-        result = execute_operation(kube, task, operation, check_mode, diff, warn, events)
+        result = execute_operation(kube, task, operation, check_mode, diff, warn, events, cancel)
     except OperationFailed as exc:
         exc.details.update(operation.report(failed=True))
         raise
@@ -162,7 +166,7 @@ def build(kube, task, warn, run_command=None):
     return operation.build(kube, task, warn, run_command)
 
 
-def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=None, events=None):
+def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=None, events=None, cancel=None):
     """Execute ``operation`` on the pods that ``task`` targets."""
     warn = warn or (lambda message: None)
     drainer = check_options(task)
@@ -190,7 +194,7 @@ def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=
     if watch and shared is None:
         labels, fields = target.selectors()
         watcher = PodWatcher(kube, target.namespace, labels, fields).start(pods, version)
-    runner = engine.Engine(kube, operation, options, watcher, events=events)
+    runner = engine.Engine(kube, operation, options, watcher, events=events, cancel=cancel)
     try:
         result = runner.run(pods)
     finally:
@@ -203,7 +207,7 @@ def execute_operation(kube, task, operation, check_mode=False, diff=False, warn=
     if not diff:
         result.pop('diff')
     if missing and target.window is not None:
-        # The rollout's: its pods deleted before their turn, and why (rollout/step.py gone_pods).
+        # The rollout's: its pods deleted before their turn, and why (rollout/batch_step.py gone_pods).
         result['missing'] = [departure.missing(shared, name) for name in missing]
     failing = engine.ERROR_STATUSES + (() if target.continue_on_error else (engine.REFUSED,))
     failed = [p for p in result['pods'] if p['status'] in failing]

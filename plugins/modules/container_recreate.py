@@ -388,7 +388,7 @@ def main():
         argument_spec=argument_spec(AUTH_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, DRAIN_ARG_SPEC, EVENTS_ARG_SPEC,
                                     **MODULE_ARGS),
         supports_check_mode=True, **TARGET_CONSTRAINTS)
-    runner.execute(module, lambda: runner.run_module(module, RestartChange))
+    runner.execute(module, lambda cancel: runner.run_module(module, RestartChange, cancel))
 
 
 if __name__ == '__main__':

@@ -182,8 +182,9 @@ MODULE_ARGS = {
 def main():
     module = AnsibleModule(argument_spec=argument_spec(AUTH_ARG_SPEC, **MODULE_ARGS), supports_check_mode=True,
                            required_together=[('kind', 'name')], required_by={'kind': 'namespace'})
-    runner.execute(module, lambda: gitops.run(lambda: runner.client(module.params),
-                                              gitops.SuspendOptions.from_params(module.params), module.check_mode))
+    runner.execute(module, lambda _cancel: gitops.run(lambda: runner.client(module.params),
+                                                      gitops.SuspendOptions.from_params(module.params),
+                                                      module.check_mode))
 
 
 if __name__ == '__main__':

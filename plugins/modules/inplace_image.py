@@ -355,7 +355,7 @@ def main():
                                     EVENTS_ARG_SPEC,
                                     **MODULE_ARGS),
         supports_check_mode=True, **TARGET_CONSTRAINTS)
-    runner.execute(module, lambda: runner.run_module(module, ImageChange))
+    runner.execute(module, lambda cancel: runner.run_module(module, ImageChange, cancel))
 
 
 if __name__ == '__main__':

@@ -343,7 +343,7 @@ def main():
                                     EVENTS_ARG_SPEC,
                                     **MODULE_ARGS),
         supports_check_mode=True, **TARGET_CONSTRAINTS)
-    runner.execute(module, lambda: runner.run_module(module, ResizeChange))
+    runner.execute(module, lambda cancel: runner.run_module(module, ResizeChange, cancel))
 
 
 if __name__ == '__main__':

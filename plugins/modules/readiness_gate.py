@@ -232,6 +232,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, argument_spec
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import gates
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import Workload
 
 MODULE_ARGS = {
     'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent', 'healed']},
@@ -249,13 +250,22 @@ MODULE_ARGS = {
 }
 
 
+def workload_pods(kube, kind, namespace, name):
+    """The pods a workload controls (kind, name), for state=healed: operations/gates.py, a layer below the
+    workload's, is given this."""
+    workload = Workload(kube, kind, namespace, name)
+    workload.read()
+    return workload.pods()
+
+
 def main():
     module = AnsibleModule(
         argument_spec=argument_spec(AUTH_ARG_SPEC, **MODULE_ARGS), supports_check_mode=True,
         mutually_exclusive=[('namespaces', 'namespace_selector'), ('kind', 'label_selectors')],
         required_together=[('kind', 'name')], required_if=[('state', 'healed', ['namespace'])])
-    runner.execute(module, lambda: gates.run(runner.client(module.params), gates.GateOptions.from_params(module.params),
-                                             module.check_mode, module._diff))
+    runner.execute(module, lambda _cancel: gates.run(runner.client(module.params),
+                                                     gates.GateOptions.from_params(module.params),
+                                                     module.check_mode, module._diff, workload_pods))
 
 
 if __name__ == '__main__':

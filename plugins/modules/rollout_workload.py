@@ -407,7 +407,7 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec(AUTH_ARG_SPEC, OWNERS_ARG_SPEC, EVENTS_ARG_SPEC, **MODULE_ARGS),
                            supports_check_mode=True,
                            required_together=[('kind', 'name')], required_one_of=[('kind', 'label_selectors')])
-    runner.execute(module, lambda: Rollout.from_module(module).run())
+    runner.execute(module, lambda cancel: Rollout.from_module(module, cancel).run())
 
 
 if __name__ == '__main__':

@@ -902,7 +902,6 @@ class Soak(object):
                 'wall_seconds': round(time.time() - self.started, 1), 'scenario_results': self.results}
 
 
-
 def summarize(lines):
     counts = collections.Counter(' '.join(line.split()[:3]) for line in lines)
     return ', '.join('%s x%d' % kv for kv in sorted(counts.items()))

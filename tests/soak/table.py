@@ -12,6 +12,7 @@ COUNTS = ('faults', 'landed', 'first_run_failed', 'conflict_reported', 'reruns',
 def print_table(summary, out=None):
     """The table of one summary (soak.py's), or of several combined (combine())."""
     out = out or sys.stdout
+
     def say(line=''):
         out.write(line + '\n')
     say()

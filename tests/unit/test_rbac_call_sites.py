@@ -83,9 +83,9 @@ CALL_SITES = {
     # The readiness gate policy (cluster-scoped objects, gates.object_path()).
     ('module_utils/operations/gates.py', '_read', 'GET'): perms(['get'], MAP),
     ('module_utils/operations/gates.py', 'installed_for', 'GET'): perms(['list'], MAP),
-    ('module_utils/operations/gates.py', 'ensure_policy', 'DELETE'): perms(['delete'], MAP),
-    ('module_utils/operations/gates.py', 'ensure_policy', 'POST'): perms(['create'], MAP),
-    ('module_utils/operations/gates.py', 'ensure_policy', 'PUT'): perms(['update'], MAP),
+    ('module_utils/operations/gates.py', 'converge', 'DELETE'): perms(['delete'], MAP),
+    ('module_utils/operations/gates.py', 'converge', 'POST'): perms(['create'], MAP),
+    ('module_utils/operations/gates.py', 'converge', 'PUT'): perms(['update'], MAP),
     ('module_utils/operations/gates.py', 'ensure_policy', 'SSAR'): perms(['get', 'create', 'update', 'delete'], MAP),
     # Kubernetes Events: POST a new one, PATCH the series of a repeated one.
     ('module_utils/operations/events.py', 'Recorder._send', 'request_once'):

@@ -4,8 +4,10 @@
 
 """Connection to the API server: auth options -> configuration, JSON requests, typed errors, retries.
 
+Private to the collection: connection/ is not a public API (docs/architecture.md, "connection/ is private").
 kubeconfig.py loads the kubeconfig / in-cluster credentials without importing the kubernetes package (only
-exec / auth-provider credentials and pods/exec need it), transport.py sends the requests through urllib3;
+exec / auth-provider credentials and pods/exec need it, and import it then: settings.kubernetes), transport.py
+sends the requests through urllib3;
 requests are sent as plain JSON so that every patch type and subresource (pods/status, pods/resize)
 and watch streams work the same on every client version, without model objects.
 """
@@ -15,7 +17,6 @@ import json
 import random
 import time
 
-from importlib.util import find_spec
 from urllib.parse import urlencode
 
 try:
@@ -33,14 +34,10 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
     classify_refusal,
 )
 
-# The kubernetes package is a requirement, but it is imported only where it is needed (kubeconfig.py):
-# finding it is enough here.
-if URLLIB3_IMPORT_ERROR is not None:
-    HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR = False, URLLIB3_IMPORT_ERROR
-elif find_spec('kubernetes') is None:
-    HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR = False, ImportError("No module named 'kubernetes'")
-else:
-    HAS_KUBERNETES, KUBERNETES_IMPORT_ERROR = True, None
+# urllib3 is the one hard requirement of the connection. The kubernetes package is not: the paths that need it
+# (exec / auth-provider kubeconfig users: loader.py; pods/exec: Kube.api_client) import it when they run and
+# fail with a ConfigError naming it when it is missing (settings.kubernetes).
+HAS_URLLIB3 = URLLIB3_IMPORT_ERROR is None
 
 JSON_PATCH = 'application/json-patch+json'
 MERGE_PATCH = 'application/merge-patch+json'
@@ -119,8 +116,8 @@ def retry_conflict(attempts=5, on_retry=None):
 def configuration_from_params(params):
     """settings.ConnectionSettings from the auth options (see args.AUTH_ARG_SPEC and
     kubeconfig.settings_from_params)."""
-    if not HAS_KUBERNETES:
-        raise ConfigError('the kubernetes Python client is required: %s' % KUBERNETES_IMPORT_ERROR)
+    if not HAS_URLLIB3:
+        raise ConfigError('urllib3 >= 2 is required: %s' % URLLIB3_IMPORT_ERROR)
     return kubeconfig.settings_from_params(params)
 
 
@@ -380,8 +377,8 @@ def _slim(obj):
 
 def _chunks(response):
     """The body of a response as it arrives: chunk by chunk when it is chunked (the API server sends a watch event
-    in a chunk and flushes it: at 1000 pods, reading them 4 KiB at a time cost a second of CPU), else 4 KiB at a
-    time."""
+    in a chunk and flushes it: reading a watch 4 KiB at a time costs CPU at every event, docs/performance.md), else
+    4 KiB at a time."""
     if getattr(response, 'chunked', False) and response.supports_chunked_reads():
         return response.read_chunked(decode_content=True)
     return response.stream(4096, decode_content=True)

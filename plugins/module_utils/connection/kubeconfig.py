@@ -7,7 +7,7 @@ kubernetes package: a kubeconfig (a file, several files in KUBECONFIG merged as 
 dict), the in-cluster service account, explicit options on top, into a settings.ConnectionSettings (transport.py
 builds the TLS/proxy connection pool from it).
 
-Importing the kubernetes package costs about a third of a second of every module's start-up. It is
+Importing the kubernetes package is a large part of a module's start-up (docs/performance.md). It is
 imported only where it is needed: users whose credentials come from an ``exec`` plugin or an
 ``auth-provider`` (EKS, GKE, OIDC: the kubernetes loader runs them, loader.py), and pods/exec websockets
 (settings.ConnectionSettings.kubernetes_configuration).
@@ -23,7 +23,7 @@ import os
 
 try:
     import urllib3
-except ImportError:  # pragma: no cover - client.HAS_KUBERNETES reports it
+except ImportError:  # pragma: no cover - client.HAS_URLLIB3 reports it
     urllib3 = None
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import impersonation, loader, proxy
@@ -67,6 +67,8 @@ def settings_from_params(params, environ=None):
     account; then explicit options override, and the environment's proxy applies if none is set (proxy.py).
     Warns once when TLS verification is off.
     """
+    # Over 50 lines on purpose: the precedence of the sources (kubeconfig, in-cluster, options, proxy)
+    # reads in order in one place.
     environ = os.environ if environ is None else environ
     kubeconfig, context = params.get('kubeconfig'), params.get('context')
     if kubeconfig is not None and not isinstance(kubeconfig, (dict, str)):

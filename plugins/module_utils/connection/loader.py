@@ -2,8 +2,8 @@
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""The kubernetes package's kubeconfig loader (imported here only: it costs a third of a second of a module's
-start-up), for the users kubeconfig.py does not load itself: those whose credentials come from an ``exec`` plugin
+"""The kubernetes package's kubeconfig loader (imported here only: its import is a large part of a module's
+start-up, docs/performance.md), for the users kubeconfig.py does not load itself: those whose credentials come from an ``exec`` plugin
 or an ``auth-provider``."""
 
 import os

@@ -27,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 try:
     from urllib3.exceptions import LocationParseError
     from urllib3.util import parse_url
-except ImportError:  # pragma: no cover - client.HAS_KUBERNETES reports it
+except ImportError:  # pragma: no cover - client.HAS_URLLIB3 reports it
     LocationParseError = ValueError
     parse_url = None
 

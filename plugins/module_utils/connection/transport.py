@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 try:
     import urllib3
     from urllib3.exceptions import LocationValueError
-except ImportError:  # pragma: no cover - client.HAS_KUBERNETES reports it
+except ImportError:  # pragma: no cover - client.HAS_URLLIB3 reports it
     urllib3 = None
     LocationValueError = ValueError
 

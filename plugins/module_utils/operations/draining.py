@@ -15,7 +15,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.podrun import (
     CONFLICT, FINISHED_OK, NOT_READY_TIMEOUT, NOT_STARTED,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, drain, podstate, poll, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, poll, record
 
 
 class Draining:
@@ -48,9 +48,9 @@ class Draining:
                           % (run.plan.name, gate.name))
         else:
             done, why = poll.until(lambda: gate.out_of_service(self.kube, run.pod), timeout, done=lambda r: r[0],
-                                   cancelled=cancel.cancelled, clock=self.clock, sleep=self.sleep)
+                                   cancelled=self.cancel.cancelled, clock=self.clock, sleep=self.sleep)
             run.gate.update(observed_not_ready=done, services=sorted(run.services))
-            if not done and not cancel.cancelled():   # cancelled: the pod is put back as it was (podsteps)
+            if not done and not self.cancel.cancelled():   # cancelled: the pod is put back as it was (podsteps)
                 self.warn('pod %s: %s %s s after its label was set to %s=%s (does that Service select by %s?)'
                           % (run.plan.name, why, timeout, gate.key, drain.DRAINED_VALUE, gate.key))
         self.sleep(self.options.drain_seconds)

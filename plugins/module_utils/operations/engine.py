@@ -36,8 +36,9 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations.podrun impo
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.podsteps import PodSteps
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.results import Results
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.waiting import Waiting
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, drain, plan as planning, podstate, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, plan as planning, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.nodes import NodeHealth
+from ansible_collections.inplace.k8s.plugins.module_utils.process.cancel import Cancel
 
 __all__ = ['Engine', 'Options', 'Operation', 'PodRun', 'ConcurrentChange', 'NotStarted', 'STATUSES', 'ERROR_STATUSES',
            'FINISHED_OK', 'UNCHANGED', 'WOULD_UPDATE', 'REFUSED', 'UPDATED', 'CONVERGED', 'WRITTEN', 'FAILED',
@@ -55,19 +56,21 @@ class Engine(PodSteps, Ownership, Draining, Waiting, Results):
     """Runs one operation over many pods. ``watcher`` (waiter.PodWatcher) is needed unless check
     mode or no waiting is asked; ``warnings`` collects what the module should warn about. ``owner``
     (record.new_owner) is written into every record; another run's live record refuses the pod. ``events``
-    (events.Recorder): the Kubernetes Events of the pods' changes (default: none)."""
+    (events.Recorder): the Kubernetes Events of the pods' changes (default: none). ``cancel``: the run's token
+    (process/cancel.Cancel; default: one never cancelled): once cancelled no pod starts."""
 
     def __init__(self, kube, operation, options, watcher=None, sleep=time.sleep, clock=time.monotonic, owner=None,
-                 events=None):
+                 events=None, cancel=None):
         self.kube = kube
+        self.cancel = cancel or Cancel()
         self.op = operation
         self.options = options
         self.watcher = watcher
         self.sleep = sleep
         self.clock = clock
         self.owner = owner or record.new_owner(pid=os.getpid())
-        # The ansible process of this run: once it is gone a relaunch waits for this one to finish (cancel.py).
-        self.owner.setdefault('playbook', cancel.outermost())
+        # The ansible process of this run: once it is gone a relaunch waits for this one to finish (podsteps.py).
+        self.owner.setdefault('playbook', self.cancel.playbook)
         self.warnings = []
         self.events = events or kube_events.Recorder.off()
         self._lock = threading.Lock()
@@ -121,7 +124,7 @@ class Engine(PodSteps, Ownership, Draining, Waiting, Results):
             pulled = None
             if self.options.prepull:
                 pulled = prepull.Pass(self.kube, self.op, self.options, self.options.prepull_run or self.owner['run'],
-                                      self.warn, self.clock).start(plans, cancel.cancelled)
+                                      self.warn, self.clock).start(plans, self.cancel.cancelled)
                 self._pull_failed, self.prepulled = pulled.failed, pulled.report
             try:
                 with ThreadPoolExecutor(max_workers=self.options.max_concurrency) as pool:

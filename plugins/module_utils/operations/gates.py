@@ -32,7 +32,6 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
     ApiError, ConflictError, NotFoundError, ValidationError,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import Workload
 
 GROUP = 'admissionregistration.k8s.io'
 API_VERSION = GROUP + '/v1'
@@ -44,6 +43,9 @@ GATE_ANNOTATION = 'inplace.k8s/readiness-gate'
 OPEN_REASON = 'AdmissionPolicy'
 HEAL_REASON = 'Healed'
 HEAL_ATTEMPTS = 5
+NOT_FOUND = 404
+# The actions of converge() that write, and how check mode reports them (the others: unchanged, absent).
+CHECK_MODE_ACTIONS = {'created': 'would_create', 'updated': 'would_update', 'deleted': 'would_delete'}
 
 # A condition type is a qualified name: an optional DNS subdomain prefix and '/', then a name of at most
 # 63 characters (alphanumerics, '-', '_', '.', starting and ending alphanumeric). This also keeps it
@@ -170,14 +172,52 @@ def _comparable(obj):
 
 
 def _read(kube, resource, name):
+    """The stored object, or None when there is none (404: the object, or its API, is not there)."""
     try:
         return kube.request('GET', object_path(resource, name))
-    except NotFoundError:
-        return None
     except ApiError as exc:
-        if exc.status == 404 or 'the server could not find the requested resource' in (exc.msg or ''):
+        if exc.status == NOT_FOUND:
             return None
         raise
+
+
+def _updated(stored, wanted):
+    """``wanted`` as a replacement of ``stored``: guarded by its resourceVersion, and keeping the labels and
+    annotations others set on it (ours are set over them)."""
+    after = copy.deepcopy(wanted)
+    after['metadata']['resourceVersion'] = stored['metadata'].get('resourceVersion')
+    for field in ('labels', 'annotations'):
+        merged = dict(stored['metadata'].get(field) or {})
+        merged.update(after['metadata'][field])
+        after['metadata'][field] = merged
+    return after
+
+
+def converge(kube, resource, wanted, present=True, check_mode=False):
+    """Make one cluster-scoped object of ``resource`` present as ``wanted`` (created, or replaced where the part
+    we manage differs) or absent (deleted). Returns (action, stored, after): the action (created, updated,
+    deleted, unchanged or absent), the object before and after (None when there is none; in check mode, what
+    would be written)."""
+    name = wanted['metadata']['name']
+    stored = _read(kube, resource, name)
+    if not present:
+        if stored is None:
+            return 'absent', None, None
+        if not check_mode:
+            try:
+                kube.request('DELETE', object_path(resource, name))
+            except NotFoundError:
+                return 'absent', stored, None   # deleted by someone else meanwhile
+        return 'deleted', stored, None
+    if stored is None:
+        after = wanted if check_mode else kube.request('POST', object_path(resource), body=wanted)
+        return 'created', None, after
+    if contains(_comparable(stored), _comparable(wanted)):
+        return 'unchanged', stored, stored
+    after = _updated(stored, wanted)
+    if not check_mode:
+        after = kube.request('PUT', object_path(resource, name), body=after)
+    return 'updated', stored, after
 
 
 def served(kube):
@@ -218,38 +258,15 @@ def ensure_policy(kube, state, gate, policy_name=None, binding_name=None, match=
         order.reverse()
     result = {'changed': False, 'objects': [], 'diff': {'before': {}, 'after': {}}}
     for resource, wanted in order:
+        action, stored, after = converge(kube, resource, wanted, state != 'absent', check_mode)
         name, kind = wanted['metadata']['name'], wanted['kind']
-        stored = _read(kube, resource, name)
         key = '%s/%s' % (kind, name)
         result['diff']['before'][key] = _comparable(stored)
-        if state == 'absent':
-            action, after = ('deleted' if stored else 'absent'), None
-            if stored and not check_mode:
-                try:
-                    kube.request('DELETE', object_path(resource, name))
-                except NotFoundError:
-                    action = 'absent'
-        elif stored is None:
-            action, after = 'created', wanted
-            if not check_mode:
-                after = kube.request('POST', object_path(resource), body=wanted)
-        elif contains(_comparable(stored), _comparable(wanted)):
-            action, after = 'unchanged', stored
-        else:
-            action, after = 'updated', copy.deepcopy(wanted)
-            after['metadata']['resourceVersion'] = stored['metadata'].get('resourceVersion')
-            # The stored labels / annotations are kept; ours are set over them.
-            for field in ('labels', 'annotations'):
-                merged = dict(stored['metadata'].get(field) or {})
-                merged.update(after['metadata'][field])
-                after['metadata'][field] = merged
-            if not check_mode:
-                after = kube.request('PUT', object_path(resource, name), body=after)
         result['diff']['after'][key] = _comparable(after)
-        changed = action in ('created', 'updated', 'deleted')
+        changed = action in CHECK_MODE_ACTIONS
         result['changed'] = result['changed'] or changed
         result['objects'].append({'kind': kind, 'name': name,
-                                  'action': 'would_' + action[:-1] if check_mode and changed else action})
+                                  'action': CHECK_MODE_ACTIONS[action] if check_mode and changed else action})
         result['policy' if resource == POLICIES else 'binding'] = after
     return result
 
@@ -319,27 +336,24 @@ def open_stranded(kube, pod, gate):
                         'written; run again' % (namespace, name, HEAL_ATTEMPTS), status=409)
 
 
-def select(kube, namespace, label_selectors=None, kind=None, name=None):
-    """The pods to look at: a workload's pods, or the namespace's pods matching the label selectors."""
+def select(kube, namespace, label_selectors=None, kind=None, name=None, workload_pods=None):
+    """The pods to look at: a workload's pods (``workload_pods(kube, kind, namespace, name)``, given by the caller:
+    the workload layer is above this one), or the namespace's pods matching the label selectors."""
     if kind:
-        workload = Workload(kube, kind, namespace, name)
-        try:
-            workload.read()
-        except NotFoundError:
-            raise ValidationError('%s %s not found in namespace %s; nothing was changed' % (kind, name, namespace))
-        return workload.pods()
+        return workload_pods(kube, kind, namespace, name)
     pods, _version = kube.list_pods(namespace, ','.join(label_selectors or []) or None)
     return pods
 
 
-def heal(kube, namespace, gate, label_selectors=None, kind=None, name=None, check_mode=False):
+def heal(kube, namespace, gate, label_selectors=None, kind=None, name=None, check_mode=False, workload_pods=None):
     """Open the gate of every stranded pod of the target; report every gated pod.
 
     Returns {'changed', 'pods': [{name, uid, state, status}], 'summary', 'stranded', 'opened', 'not_gated'}.
     ``state`` is what the pod was found in (pod_gate_state); ``status`` what was done: opened / would_open,
     or the state when nothing was done."""
     check_gate(gate)
-    pods = sorted(select(kube, namespace, label_selectors, kind, name), key=lambda p: podstate.meta(p, 'name'))
+    pods = sorted(select(kube, namespace, label_selectors, kind, name, workload_pods),
+                  key=lambda p: podstate.meta(p, 'name'))
     if not check_mode and any(pod_gate_state(p, gate) == 'stranded' for p in pods):
         access.require(kube, namespace, [('patch', 'pods/status', '')])
     report = []
@@ -381,11 +395,13 @@ class GateOptions(namedtuple('GateOptions', GATE_FIELDS,
         return cls(**dict((name, params[name]) for name in cls._fields if params.get(name) is not None))
 
 
-def run(kube, options, check_mode=False, diff=False):
-    """inplace.k8s.readiness_gate: the policy pair present / absent, or the target's stranded pods healed."""
+def run(kube, options, check_mode=False, diff=False, workload_pods=None):
+    """inplace.k8s.readiness_gate: the policy pair present / absent, or the target's stranded pods healed
+    (``workload_pods``: see select())."""
     gate = check_gate(options.gate or DEFAULT_GATE)
     if options.state == 'healed':
-        result = heal(kube, options.namespace, gate, options.label_selectors, options.kind, options.name, check_mode)
+        result = heal(kube, options.namespace, gate, options.label_selectors, options.kind, options.name, check_mode,
+                      workload_pods)
         result['policies'] = installed_for(kube, gate)
         return result
     match = scope_selectors(options.namespaces, options.namespace_selector, options.object_selector)

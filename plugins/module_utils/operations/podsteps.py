@@ -20,8 +20,9 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations.podrun impo
     ROLLED_BACK, UNCHANGED, UPDATED, WOULD_UPDATE, WRITTEN, ConcurrentChange, NotStarted, PodGone, PodRun,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import (
-    cancel, departure, guardian, plan as planning, podstate, record,
+    departure, plan as planning, podstate, poll, record,
 )
+from ansible_collections.inplace.k8s.plugins.module_utils.process import guardian
 
 
 class PodSteps:
@@ -52,6 +53,8 @@ class PodSteps:
         return run.finish(REFUSED, run.plan.refusal)
 
     def _execute(self, plan):
+        # Over 50 lines on purpose: one pod's outcomes (gone, refused, failed, conflict, done) are caught here, at its
+        # one boundary, each turned into its result; split, a pod's failure would have several places to end.
         run = PodRun(plan, self.clock)
         # Time spent waiting for a slot among max_concurrency workers.
         run.timings['queued'] = round(max(0.0, run.started - self._started), 3)
@@ -60,9 +63,9 @@ class PodSteps:
                 plan = self._running(run)   # Pending on its way to running: updated once it runs
             gone = self._departed(run)
             if gone is not None:
-                return run.went(gone, departure.BEFORE)
+                return self._went_before(run, gone)
         except PodGone as exc:
-            return run.went(exc, departure.BEFORE)
+            return self._went_before(run, exc)
         if plan.action == planning.REFUSED:
             return self._refuse(run)
         node = (plan.pod.get('spec') or {}).get('nodeName')
@@ -82,9 +85,9 @@ class PodSteps:
         resume = self._resumable(plan.pod)
         if plan.action == planning.UNCHANGED and not resume:
             return run.finish(UNCHANGED)
-        if cancel.cancelled():
-            cancel.skipped([plan.name])
-            return run.finish(NOT_STARTED, 'not started: %s' % cancel.cancelled())
+        if self.cancel.cancelled():
+            self.cancel.skipped([plan.name])
+            return run.finish(NOT_STARTED, 'not started: %s' % self.cancel.cancelled())
         window = self.options.window
         if window is None:
             return self._change(run, resume)
@@ -92,11 +95,11 @@ class PodSteps:
         try:
             run.timings['turn'] = window.acquire(plan.name)
         except NotStarted as exc:
-            if cancel.cancelled():
-                cancel.skipped([plan.name])
+            if self.cancel.cancelled():
+                self.cancel.skipped([plan.name])
             return run.finish(NOT_STARTED, exc.msg)
         except PodGone as exc:
-            return run.went(exc, departure.BEFORE)
+            return self._went_before(run, exc)
         except WaitTimeout as exc:
             run.error = {'container': None, 'reason': 'Blocked', 'message': exc.msg}
             return run.finish(BLOCKED, '%s; the pod was not drained or changed' % exc.msg)
@@ -104,6 +107,12 @@ class PodSteps:
             return self._change(run, resume)
         finally:
             window.release(plan.name, run.status in FINISHED_OK, run.pod, gone=run.status == GONE)
+
+    def _went_before(self, run, gone):
+        """The pod went away before its turn (``gone``: a PodGone); the rollout's window counts it gone."""
+        if self.options.window is not None:
+            self.options.window.left(run.plan.name)
+        return run.went(gone, departure.BEFORE)
 
     def _running(self, run):
         """Wait (at most wait_timeout) for a pod that is Pending on its way to running, then plan it again: its
@@ -139,10 +148,11 @@ class PodSteps:
         return self._departure(run, pod)
 
     def _cancelled_owner_gone(self, run):
-        """A run cancelled on this host still holds the pod (cancel.cancelled_owner): wait, at most wait_timeout,
+        """A run cancelled on this host still holds the pod (record.cancelled_owner): wait, at most wait_timeout,
         for its module to finish its pods in flight and exit, then plan the pod again; did it exit?"""
-        pid = cancel.cancelled_owner(run.plan.pod, self.owner)
-        if pid is None or not cancel.wait_exit(pid, self.options.wait_timeout or NOT_READY_TIMEOUT):
+        pid = record.cancelled_owner(run.plan.pod, self.owner)
+        timeout = self.options.wait_timeout or NOT_READY_TIMEOUT
+        if pid is None or not poll.wait_exit(pid, timeout, self.cancel.cancelled):
             return False
         pod = self.kube.get_pod(podstate.meta(run.plan.pod, 'namespace'), run.plan.name)
         run.plan = planning.plan_pod(pod, self.op.desired(pod), self.op.judge)
@@ -161,10 +171,12 @@ class PodSteps:
             run.went(exc, departure.AFTER if run.status in FINISHED_OK else departure.IN_FLIGHT)
             return run
         finally:
-            cancel.in_flight_done(run.plan.name, run.status)
+            self.cancel.in_flight_done(run.plan.name, run.status)
             self.events.pod_finished(run)
 
     def _change_pod(self, run, resume):
+        # Over 50 lines on purpose: drain, change, wait and undrain of one pod read in order inside the one
+        # try/finally that must put a drained pod back; split, that finally would span functions.
         plan = run.plan
         gate = self._gate_of(plan.pod) if plan.action == planning.UPDATE or resume else None
         rec = None
@@ -177,9 +189,9 @@ class PodSteps:
                 run.gate = dict(gate.report(), observed_not_ready=True, resumed=True)
             elif gate:
                 self._drain(run, gate)
-            if gate and cancel.cancelled():   # drained, nothing written yet: put back as it was
-                cancel.skipped([plan.name])
-                run.finish(NOT_STARTED, 'not started: %s; put back as it was' % cancel.cancelled())
+            if gate and self.cancel.cancelled():   # drained, nothing written yet: put back as it was
+                self.cancel.skipped([plan.name])
+                run.finish(NOT_STARTED, 'not started: %s; put back as it was' % self.cancel.cancelled())
                 self._finish_record(run, run.claim, record.FAILED, error=run.reason)
                 return run
             rec = run.record = self._write(run)

@@ -2,14 +2,14 @@
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""gitops_suspend's work: its options parsed once, then suspend (leaving a keeper, owners/keeper.py) or resume
+"""gitops_suspend's work: its options parsed once, then suspend (leaving a keeper, process/keeper.py) or resume
 (owners/suspend.py)."""
 
 import uuid
 from collections import namedtuple
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.owners import keeper
+from ansible_collections.inplace.k8s.plugins.module_utils.process import keeper
 from ansible_collections.inplace.k8s.plugins.module_utils.owners.suspend import find, resume, suspend
 
 MAX_SECONDS = 21600   # a keeper resumes at the latest after this (gitops_suspend max_seconds)

@@ -11,7 +11,7 @@ host and ansible-playbook, the value before, since when), written in the same gu
 suspension; the resume puts that value back and drops the annotation in one write. A run resumes only what it
 suspended itself (its run id); an object suspended by someone else (no annotation of ours) is left alone, and so
 is one another live run suspended. A suspension whose run is gone (killed with its keeper) is taken over by the
-next run, which keeps the value from before the first. owners/keeper.py resumes on a cancel or kill.
+next run, which keeps the value from before the first. process/keeper.py resumes on a cancel or kill.
 """
 
 import json
@@ -24,7 +24,8 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection import path
 from ansible_collections.inplace.k8s.plugins.module_utils.owners import lookup, markers
 from ansible_collections.inplace.k8s.plugins.module_utils.owners.manages import NOT_MANAGED
 from ansible_collections.inplace.k8s.plugins.module_utils.owners.policy import SUSPENDED
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import record
+from ansible_collections.inplace.k8s.plugins.module_utils.process import lineage, proc
 
 KINDS = ('Application', 'Kustomization', 'HelmRelease')
 MERGE_PATCH = 'application/merge-patch+json'
@@ -107,15 +108,7 @@ def _live(rec):
     """Is the run of a suspension record still there (its ansible-playbook on this host, same start)?"""
     if not rec or rec.get('host') != socket.gethostname() or not isinstance(rec.get('playbook'), int):
         return bool(rec) and rec.get('host') != socket.gethostname()   # another host's: cannot tell, assume live
-    stat = cancel.proc_stat(rec['playbook'])
-    return stat is not None and stat[0] != 'Z' and stat[2] == rec.get('playbook_start')
-
-
-def run_process():
-    """(pid, start time) of this run's ansible-playbook (the nearest above the module: a playbook started by a
-    task of another is its own run), or None (a module run by hand: its parent then; no /proc: None)."""
-    ancestors = cancel.lineage(cancel.walk())
-    return ancestors[-1] if ancestors else None
+    return proc.running(rec['playbook'], rec.get('playbook_start'))
 
 
 def summary(kind, obj, action, reason):
@@ -127,7 +120,7 @@ def summary(kind, obj, action, reason):
 def suspend(kube, found, run, check_mode=False):
     """Suspend each object of ``found`` for run ``run``; one summary per object (action suspended, unchanged or
     left)."""
-    playbook, started = run_process() or (None, None)
+    playbook, started = lineage.run_process() or (None, None)
     results = []
     for kind, obj in found:
         rec = mark(obj)

@@ -8,14 +8,17 @@ What a watch shows (pods, any collection with list and watch) is waited for with
 polling. What it does not (a process's exit, the Services that list a pod, a workload's status read
 again, a batch of GETs) is waited for with ``until``: bounded by its timeout, the delays between the
 checks one policy for every caller (FIRST_SECONDS, doubling up to MOST_SECONDS: most answers come
-within a fraction of a second, and a slow one is not asked more than twice a second), and, in a path a
-cancel stops (the pod modules' and the rollout's), stopped early by ``cancelled`` (pods/cancel.cancelled).
+within a fraction of a second, and a slow one is not asked more often than MOST_SECONDS), and, in a path a
+cancel stops (the pod modules' and the rollout's), stopped early by ``cancelled`` (the run's token:
+process/cancel.Cancel.cancelled).
 
     done, why = poll.until(lambda: gate.out_of_service(kube, pod), timeout, done=lambda r: r[0],
-                           cancelled=cancel.cancelled)
+                           cancelled=token.cancelled)
 """
 
 import time
+
+from ansible_collections.inplace.k8s.plugins.module_utils.process import proc
 
 FIRST_SECONDS = 0.05   # the first delay; each next one doubles ...
 MOST_SECONDS = 0.5     # ... up to this
@@ -44,3 +47,9 @@ def until(check, timeout, done=bool, cancelled=None, first=FIRST_SECONDS, most=M
         if remaining <= 0:
             return value
         sleep(min(next(pauses), remaining))
+
+
+def wait_exit(pid, timeout, cancelled=None, alive=proc.alive, clock=time.monotonic, sleep=time.sleep):
+    """Wait at most ``timeout`` seconds for process ``pid`` to exit (``cancelled()``, the run's cancel, stops the
+    wait); did it?"""
+    return until(lambda: not alive(pid), timeout, cancelled=cancelled, clock=clock, sleep=sleep)

@@ -46,12 +46,12 @@ record, and the pod operations refuse to change the pod until it is removed (pod
 import calendar
 import datetime
 import json
-import os
 import socket
 import time
 import uuid
 
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.process import proc
 
 ANNOTATION = 'inplace.k8s/state'
 WORKLOAD_ANNOTATION = 'inplace.k8s/rollout'   # the rollout record on a workload
@@ -97,40 +97,6 @@ def new_owner(run_id=None, pid=None, host=None):
             'pid': pid, 'started': timestamp()}
 
 
-def playbook_pid():
-    """The outermost ansible process above this module (the ansible-playbook run that calls the rollout
-    steps one module at a time), or None outside Ansible or without /proc."""
-    found, pid = None, os.getppid()
-    for _hop in range(64):
-        if pid <= 1:
-            break
-        try:
-            with open('/proc/%d/cmdline' % pid, 'rb') as handle:
-                argv = handle.read().split(b'\0')
-            with open('/proc/%d/stat' % pid) as handle:
-                parent = int(handle.read().rpartition(')')[2].split()[1])
-        except (IOError, OSError, IndexError, ValueError):
-            break
-        if any(os.path.basename(arg.decode('utf-8', 'replace')).startswith('ansible') for arg in argv[:2]):
-            found = pid
-        pid = parent
-    return found
-
-
-def pid_alive(pid):
-    """Does process ``pid`` of this host still run (a zombie does not)?"""
-    try:
-        with open('/proc/%d/stat' % pid) as handle:
-            return handle.read().rpartition(')')[2].split()[0] != 'Z'
-    except (IOError, OSError, IndexError):
-        pass
-    try:
-        os.kill(pid, 0)
-    except OSError as exc:
-        return exc.errno == 1   # EPERM: it exists, owned by another user
-    return True
-
-
 def claim(rec, owner, ttl, now=None):
     """A copy of ``rec`` owned by ``owner`` and expiring ``ttl`` seconds from now (the heartbeat)."""
     now = time.time() if now is None else now
@@ -140,7 +106,7 @@ def claim(rec, owner, ttl, now=None):
     return result
 
 
-def holder(rec, owner, force=False, now=None, alive=pid_alive, settled=False):
+def holder(rec, owner, force=False, now=None, alive=proc.alive, settled=False):
     """The owner (dict) of another run that holds ``rec``, or None when ``owner`` may write it:
     the record is finished or ``settled`` (its pod shows the target reached), ours, without owner,
     expired, taken over with ``force``, or its owner ran on this host and its process is gone or is ours."""
@@ -160,6 +126,17 @@ def holder(rec, owner, force=False, now=None, alive=pid_alive, settled=False):
     return other
 
 
+def cancelled_owner(pod, owner, alive=proc.alive):
+    """The pid of a cancelled run on this host that still holds one of the pod's records (its ansible process,
+    ``playbook`` in its owner, is gone, its module still finishes the pods it had in flight), or None."""
+    for rec in records(pod).values():
+        other = holder(rec, owner, alive=alive)
+        if other and other.get('host') == owner.get('host') and isinstance(other.get('pid'), int) and \
+                isinstance(other.get('playbook'), int) and not alive(other['playbook']):
+            return other['pid']
+    return None
+
+
 def busy_message(rec, what):
     """Why a record held by another run is refused."""
     other = rec.get('owner') or {}
@@ -167,7 +144,7 @@ def busy_message(rec, what):
         other.get('host'), other.get('pid'), other.get('started'), what, rec.get('expires'), TAKEOVER_HINT)
 
 
-def pod_holder(pod, owner, force=False, now=None, alive=pid_alive, settled=None):
+def pod_holder(pod, owner, force=False, now=None, alive=proc.alive, settled=None):
     """Why another run holds this pod (any of its operation records), or None. ``settled(operation,
     record)``: the pod shows that record's change complete (it then holds nothing)."""
     for operation, rec in records(pod).items():

@@ -21,6 +21,10 @@ A half-open watch (no bytes, no FIN, as after a NAT or load-balancer timeout) ca
 asks the server to end it after WATCH_SECONDS (``timeoutSeconds``; bookmarks are asked for too), and
 the client's read timeout is tied to that (client.Kube.stream: a silence longer than timeoutSeconds +
 client.WATCH_READ_MARGIN ends the stream), after which the watch is resumed from the last version.
+
+A watch fails loudly: an API error is retried (with backoff; a 410 Gone relists), and any other exception
+(a bug, an answer that cannot be read) ends the watch and reaches every waiter at once as a WatchFailed that
+names the watch and the cause, instead of leaving them to time out.
 """
 
 import threading
@@ -37,6 +41,10 @@ WAKE_SECONDS = 5     # waiters re-check at least this often (deadlines, watch er
 GONE = 410
 LOG_LENGTH = 100000  # changes kept for changes(); a reader further behind reads the whole cache again
 HISTORY = 64         # versions of each pod the watch delivered that are remembered (to recognise old ones)
+
+
+class WatchFailed(ApiError):
+    """The watch thread of a Watcher ended on an exception other than an API error: its waiters cannot be fed."""
 
 
 class Watcher:
@@ -60,6 +68,7 @@ class Watcher:
         self._log, self._logged = [], 0          # names of the cached pods changed, and how many changes in all
         self._stopped = threading.Event()
         self._thread = None
+        self._fault = None                     # the WatchFailed that ended the watch thread, or None
         self.errors = 0
 
     # ---- lifecycle
@@ -70,7 +79,7 @@ class Watcher:
         if pods is None or not resource_version:
             pods, resource_version = self._kube.list_collection(self._path, **self._selectors)
         self._replace(pods, resource_version)
-        self._thread = threading.Thread(target=self._run, name='inplace-k8s-watch-%s' % self._path)
+        self._thread = threading.Thread(target=self._main, name='inplace-k8s-watch-%s' % self._path)
         self._thread.daemon = True
         self._thread.start()
         return self
@@ -130,6 +139,8 @@ class Watcher:
                         raise failure
                     if pod is not None and done(pod):
                         return pod
+                    if self._fault is not None:
+                        raise self._fault
                     remaining = deadline - self._clock()
                     if remaining <= 0:
                         raise WaitTimeout('%s %s: timed out after %ss' % (self.noun, name, int(round(timeout))))
@@ -231,6 +242,16 @@ class Watcher:
         for key in [name] if name is not None else list(self._waiters):
             for waiter in self._waiters.get(key, ()):
                 waiter.notify_all()
+
+    def _main(self):
+        try:
+            self._run()
+        except Exception as exc:   # noqa: BLE001 - any failure ends the watch and is raised in every waiter
+            fault = WatchFailed('the watch of %s ended: %s: %s' % (self._path, type(exc).__name__, exc))
+            fault.__cause__ = exc
+            with self._cond:
+                self._fault = fault
+                self._wake()
 
     def _run(self):
         failures = 0

@@ -13,9 +13,11 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import events, prepull
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.images import satisfies
-from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import ROLLED_BACK, ROLLING_BACK
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.waiter import PodWatcher
+from ansible_collections.inplace.k8s.plugins.module_utils.process import lineage
+from ansible_collections.inplace.k8s.plugins.module_utils.process.cancel import Cancel
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, budgets, progress
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.rolloutrecord import RolloutRecord
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.status import Teller
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_converged, pod_matches
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import watch_failures
@@ -31,11 +33,12 @@ WAY_OUT = ('resume it by running the same change again, or end it - roll it back
 
 class RolloutContext:
     """State shared by the steps of one call of the rollout_workload module: ``params`` are the module's,
-    ``kube`` a client."""
+    ``kube`` a client, ``cancel`` the run's token (process/cancel.Cancel; default: one never cancelled)."""
 
     def __init__(self, kube, options, check_mode=False, clock=time.monotonic, sleep=time.sleep, diff=False,
-                 run_command=None):
+                 run_command=None, cancel=None):
         self.kube, self.options, self.check_mode, self.diff = kube, options, check_mode, diff
+        self.cancel = cancel or Cancel()
         self.clock, self.sleep = clock, sleep
         self.run_command = run_command   # AnsibleModule.run_command, for restart_strategy cri (batch)
         self.images = options.images or {}
@@ -54,7 +57,7 @@ class RolloutContext:
         self._listing = None  # prepare's list of the workload's pods (items, resourceVersion), for the first window
         self._partition = None   # a StatefulSet's partition in this run (rollout/partition.py), set by prepare
         # The role calls one module per step: the run is its run_id and the ansible-playbook process.
-        pid = record.playbook_pid()
+        pid = lineage.playbook_pid()
         self.owner = record.new_owner(options.run_id or ('playbook-%s' % pid if pid else None), pid=pid)
         if options.kind:
             self.workload = Workload(kube, options.kind, options.namespace, options.name, clock, sleep)
@@ -96,8 +99,8 @@ class RolloutContext:
 
         One list: the watch starts from it, and the pods are taken from it. The first watch of a state rollout
         call takes prepare's list, a second older: the watch replays what changed since (prepare's own writes
-        included), and a pod's write is guarded by what it read, as after any list (at 1000 pods, half a second
-        and a list less)."""
+        included), and a pod's write is guarded by what it read, as after any list (a list less:
+        docs/performance.md)."""
         selector = self.workload.selector() if self.workload is not None else \
             ','.join(self.options.label_selectors or [])
         listing, self._listing = self._listing, None
@@ -114,7 +117,7 @@ class RolloutContext:
     def pending(self, pod):
         """Does this pod still need the change? The answer depends on the pod's content only, which the
         server names by uid and resourceVersion: each version is judged once (a plan and its result ask for
-        every pod several times; at 1000 pods that was a third of a second)."""
+        every pod several times: docs/performance.md)."""
         key = (podstate.meta(pod, 'uid'), podstate.meta(pod, 'resourceVersion'))
         if None not in key and key in self._pending:
             return self._pending[key]
@@ -160,33 +163,30 @@ class RolloutContext:
                                                     record.busy_message(current, 'workload')))
         return record.claim(rec, self.owner, 2 * self.options.wait_timeout + OWNER_MARGIN)
 
-    def _renew(self):
+    def renew_hold(self):
         """Each step: refuse a workload that another run is rolling out; renew our hold on an unfinished one."""
         w = self.workload
         if w is None:
             return
         rec = w.read() and w.record
-        if rec and rec.get('state') in record.ACTIVE:
+        if RolloutRecord(rec).active:
             if self.check_mode:
                 self._stamp(rec, rec)
             else:
                 write_record(w, rec, stamp=lambda current, _rec: self._stamp(current, current))
 
-    def _told_step(self, batch, out):
+    def tell_step(self, batch, out):
         """After a step: its Event; a halt also writes the workload's status (its way out) with the record."""
         if not self.check_mode and self.tell.step(batch, out):
-            self._renew()
+            self.renew_hold()
 
-    def _current_target(self):
+    def values_now(self):
         """The values pods should have now: the rollout's target, or the before-values while rolling back."""
         if self.workload is not None:
             self.workload.read()
-            rec = self.workload.record or {}
-            if rec.get('state') in (ROLLING_BACK, ROLLED_BACK):
-                before = rec.get('before') or {}
-                return before.get('images') or {}, before.get('resources') or {}
-            if rec.get('target'):
-                return rec['target'].get('images') or {}, rec['target'].get('resources') or {}
+            held = self.workload.held
+            if held.rolling_back or held.target:
+                return held.values_now
         return self.images, self.resources
 
     def _revision_labels(self):
@@ -210,7 +210,7 @@ class RolloutContext:
             return list(self.restart)
         return sorted(set(self.images) | set(self.resources))
 
-    def _watch_failures(self, pods=None):
+    def failures_of_watched(self, pods=None):
         """failed_pods entries for the watched pods (``watch``) that no longer run as verified."""
         if not self.watched or self.check_mode:
             return []

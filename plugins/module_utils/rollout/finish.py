@@ -9,7 +9,7 @@ saw the release."""
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import departure, podstate, record
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import (
-    DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK,
+    DONE, RELEASED, ROLLED_BACK,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, guard, partition
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import spec_images
@@ -25,33 +25,30 @@ class FinishStep:
         version stay protected, as in finish), mark the record released; no pod is changed."""
         return self.finish(final=RELEASED)
 
-    def finish(self, final=None, synced=None, known=None):
+    def finish(self, final=None, synced=None, known=None, failed=()):
         """``synced``: what the last step's sync found, as _sync returns it (state rollout: the step just synced
         every pod of the workload, so it is not done twice). ``known``: the uids of the pods the plan had; with
         them the pods are listed once more before the release (the end re-reads what it claims: a pod changed,
-        replaced or gone since it was verified is reported, never counted done silently)."""
+        replaced or gone since it was verified is reported, never counted done silently). ``failed``: the pods that
+        failed within max_failed_pods (the status is then not waited for: _release)."""
         w = self.workload
         if w is None:
             return self.sync()   # which deletes the pre-pull pods left too
         self._delete_prepulled()
         if final == RELEASED:
             w.read()
-            rec = w.record or {}
-            images = (rec.get('target') or {}).get('images') or {}
-            resources = (rec.get('target') or {}).get('resources') or {}
-            if rec.get('state') not in (IN_PROGRESS, ROLLING_BACK):
+            held = w.held
+            if not held.active:
                 return self.result(w.pods(), changed=False, old=[], message='%s %s/%s: no unfinished rollout to '
-                                   'release (record state %s)' % (w.kind, w.namespace, w.name, rec.get('state')))
-            if rec.get('state') == ROLLING_BACK:
-                images = (rec.get('before') or {}).get('images') or {}
-                resources = (rec.get('before') or {}).get('resources') or {}
-            return self._release(rec, images, resources, final)
-        images, resources = self._current_target()
-        if not self.restart and (w.record or {}).get('state') in record.ACTIVE:
+                                   'release (record state %s)' % (w.kind, w.namespace, w.name, held.state))
+            images, resources = held.values_now
+            return self._release(held, images, resources, final)
+        images, resources = self.values_now()
+        if not self.restart and w.held.active:
             guard.release_check(images, resources)(w)   # checked again on the read the release write is guarded by
         listed_now = synced is None   # else the pods as the last step's sync listed them
         synced, pods = synced or self._sync()
-        rec = w.record
+        rec = w.held
         if self.restart or not rec:
             old = [p for p in pods if not pod_matches(p, images, resources)]
             # A restart changes no template and holds nothing (a record is another rollout's): wait until
@@ -60,11 +57,11 @@ class FinishStep:
                 w.wait_for('the restarted pods to be ready', lambda obj: w.converged(obj, not old),
                            self.options.wait_timeout)
             return self.result(w.pods(), changed=synced['changed'])
-        if rec.get('state') not in record.ACTIVE:
+        if not rec.active:
             # Nothing of ours is held (a re-run that found nothing to do): the strategy is the user's as it is now.
             return self.result(pods, changed=synced['changed'],
                                old=[podstate.meta(p, 'name') for p in pods if not pod_matches(p, images, resources)])
-        final = ROLLED_BACK if rec.get('state') in (ROLLING_BACK, ROLLED_BACK) else DONE
+        final = ROLLED_BACK if rec.rolling_back else DONE
         moved = {}
         if known is not None and not self.check_mode:
             if not listed_now:
@@ -72,9 +69,9 @@ class FinishStep:
             moved = reconcile(pods, self.watched, set(known), images, resources, w.spec.get('replicas'))
             # What the result claims holds as of this list; a write after it is for the next run to see.
             moved['verified_at'] = record.timestamp(precise=True)
-        if final == DONE and rec.get('state') == IN_PROGRESS:
-            self._check_overwritten(partition.outside(rec, pods), images, (rec.get('before') or {}).get('images') or {})
-        out = self._release(rec, images, resources, final, synced['changed'], pods)
+        if final == DONE and rec.in_progress:
+            self._check_overwritten(partition.outside(rec.partition, pods), images, rec.before_values[0])
+        out = self._release(rec, images, resources, final, synced['changed'], pods, failed)
         out.update(moved)
         return out
 
@@ -99,24 +96,26 @@ class FinishStep:
                 failed_pods=[{'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer during '
                               'the rollout (its spec now has %s); not overwritten' % what} for name, what in foreign])
 
-    def _release(self, rec, images, resources, final, synced=False, pods=None):
+    def _release(self, rec, images, resources, final, synced=False, pods=None, failed=()):
         """Restore the saved strategy, record ``final``, wait for the controller's status (``pods``: the
-        workload's pods as just listed, else they are listed here; the result reports them)."""
+        workload's pods as just listed, else they are listed here; the result reports them). With ``failed`` pods
+        (tolerated by max_failed_pods) only until the controller saw the release: the status cannot converge while
+        they fail (a pod on a lost node stays unready), and waiting would only add wait_timeout to a known failure."""
         w = self.workload
         pods = w.pods() if pods is None else pods
         old = [p for p in pods if not pod_matches(p, images, resources)]
-        spec, two_step = w.release_spec(rec.get('saved') or {}, [batching.ordinal(p) for p in old], len(pods),
-                                        asked=rec.get('partition') if final == DONE else None)
+        spec, two_step = w.release_spec(rec.saved, [batching.ordinal(p) for p in old], len(pods),
+                                        asked=rec.partition if final == DONE else None)
         # The release hands the controller the template we wrote, never another writer's (rollout/guard.py).
         check = guard.release_check(images, resources) if final != RELEASED else None
-        changed = bool(synced or spec or rec.get('state') != final)
+        changed = bool(synced or spec or rec.state != final)
         if not changed or self.check_mode:
             return self.result(pods, changed=changed, old=[podstate.meta(p, 'name') for p in old])
         timeout = self.options.wait_timeout
         self.tell.ending(pods, old)
         if final == RELEASED:
             # Pods may be left failing: restore the strategy and wait only until the controller saw it.
-            write_record(w, _ended(rec, final, w.protection), spec, stamp=self._stamp)
+            write_record(w, _ended(rec.raw, final, w.protection), spec, stamp=self._stamp)
             self.tell.ended(rec, final, old)
             w.wait_for('the controller to observe the release', w.observed, timeout)
             self.warnings.append('%s %s/%s released: %d pod(s) not on the rollout\'s target stay as they are%s' % (
@@ -125,17 +124,20 @@ class FinishStep:
             return self.result(pods, changed=True, old=[podstate.meta(p, 'name') for p in old])
         if two_step:
             replicas = w.spec.get('replicas', len(pods))
-            write_record(w, rec, {'updateStrategy': {'type': 'RollingUpdate', 'rollingUpdate': {'partition': replicas}}},
+            write_record(w, rec.raw, {'updateStrategy': {'type': 'RollingUpdate', 'rollingUpdate': {'partition': replicas}}},
                          stamp=self._stamp, check=check)
             w.wait_for('currentRevision to reach updateRevision', lambda obj: w.converged(obj, True), timeout)
-        write_record(w, _ended(rec, final, w.protection), spec, stamp=self._stamp, check=check)
+        write_record(w, _ended(rec.raw, final, w.protection), spec, stamp=self._stamp, check=check)
         self.tell.ended(rec, final, old)
-        w.wait_for('the workload status to converge', lambda obj: w.converged(obj, not old), timeout)
+        if failed:
+            w.wait_for('the controller to observe the release', w.observed, timeout)
+        else:
+            w.wait_for('the workload status to converge', lambda obj: w.converged(obj, not old), timeout)
         if old:
             self.warnings.append('%d pod(s) left on the old version: %s' % (
                 len(old), ', '.join(podstate.meta(p, 'name') for p in old)))
-        # The release writes the workload only, never a pod: the pods as listed for it are reported (at 1000
-        # pods, a list again would add most of a second to the rollout's end and change nothing in the result).
+        # The release writes the workload only, never a pod: the pods as listed for it are reported (a list
+        # again would lengthen the rollout's end, docs/performance.md, and change nothing in the result).
         return self.result(pods, changed=True, old=[podstate.meta(p, 'name') for p in old])
 
 

@@ -11,10 +11,11 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection import acce
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH, retry_conflict
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate, record
-from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import DONE, IN_PROGRESS, ROLLING_BACK
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import DONE, IN_PROGRESS
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import guard
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import WAY_OUT
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import selector_matches
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.rolloutrecord import RolloutRecord
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import write_record
 
 
@@ -34,11 +35,11 @@ class LabelDrainStep:
         if key in drain.selector_keys(w.spec.get('selector')):
             raise ValidationError('drain_label: %s %s/%s selects its pods by %s; choose a label only the Service '
                                   'selects; nothing was changed' % (w.kind, w.namespace, w.name, key))
-        rec = w.record or {}
+        rec, held = w.record or {}, w.held
         labels_target = {'labels': {key: value}}
-        if rec.get('state') in (IN_PROGRESS, ROLLING_BACK) and rec.get('target') != labels_target:
+        if held.active and held.target != labels_target:
             raise ValidationError('%s %s/%s has an unfinished rollout to %s: finish it first (%s)' % (
-                w.kind, w.namespace, w.name, json.dumps(guard.brief(rec.get('target')), sort_keys=True), WAY_OUT))
+                w.kind, w.namespace, w.name, json.dumps(guard.brief(held.target), sort_keys=True), WAY_OUT))
         service = self._drain_service(key, value)
         pods = w.pods()
         unlabelled = [p for p in pods if not drainer.applies(p)]
@@ -54,25 +55,30 @@ class LabelDrainStep:
             return self.result(pods, changed=changed, drain_label=report)
         for pod in unlabelled:
             self._label_pod(pod, key, value)
-        if not report['template_labelled'] or rec.get('target') == labels_target:
-            if rec.get('target') != labels_target or rec.get('state') not in (IN_PROGRESS, ROLLING_BACK):
+        if not report['template_labelled'] or held.target == labels_target:
+            if held.target != labels_target or not held.active:
                 rec = {'state': IN_PROGRESS, 'target': labels_target, 'before': {'labels': {key: template_labels.get(key)}},
                        'saved': w.saved_strategy(), 'started': record.timestamp()}
             write_record(w, rec, w.hold_spec(), stamp=self._stamp)
             w.set_template_labels({key: value})
             revision_labels, _revision = w.revision(self.options.wait_timeout)
             w.relabel(w.pods(), revision_labels)
-            self._release(w.record or rec, {}, {}, DONE)
+            self._release(RolloutRecord(w.record or rec), {}, {}, DONE)
         if service and not report['service_selects']:
-            left = [podstate.meta(p, 'name') for p in w.pods() if not drainer.applies(p)]
-            if left:
-                raise ValidationError('drain_label: pod(s) %s do not carry %s yet (created meanwhile?); the selector of '
-                                      'Service %s is left as it is: run this again' % (', '.join(left), drainer.name,
-                                                                                       report['service']))
-            self.kube.request('PATCH', paths.api_path('v1', 'services', w.namespace, report['service']),
-                              body={'metadata': {'resourceVersion': podstate.meta(service, 'resourceVersion')},
-                                    'spec': {'selector': {key: value}}}, content_type=MERGE_PATCH)
+            self._select_by_drain_label(service, key, value)
         return self.result(w.pods(), changed=True, drain_label=report)
+
+    def _select_by_drain_label(self, service, key, value):
+        """Add the drain label to the Service's selector, once every pod of the workload carries it (guarded by the
+        Service's resourceVersion); ValidationError naming the pods that do not carry it yet (created meanwhile)."""
+        w, drainer, name = self.workload, self.drainer, podstate.meta(service, 'name')
+        left = [podstate.meta(p, 'name') for p in w.pods() if not drainer.applies(p)]
+        if left:
+            raise ValidationError('drain_label: pod(s) %s do not carry %s yet (created meanwhile?); the selector of '
+                                  'Service %s is left as it is: run this again' % (', '.join(left), drainer.name, name))
+        self.kube.request('PATCH', paths.api_path('v1', 'services', w.namespace, name),
+                          body={'metadata': {'resourceVersion': podstate.meta(service, 'resourceVersion')},
+                                'spec': {'selector': {key: value}}}, content_type=MERGE_PATCH)
 
     def _drain_service(self, key, value):
         """The Service of ``service`` (None when not given); ValidationError when it does not select the

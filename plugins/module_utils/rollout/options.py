@@ -108,9 +108,9 @@ class RolloutOptions(namedtuple('RolloutOptions', [name for name, _default in RU
                                   % (', '.join(unknown), ', '.join(sorted(INTERNAL))))
         internal = dict((key, _internal_value(key, value)) for key, value in internal.items())
         values = {}
-        for name, default in RUN_DEFAULTS:
+        for name, fallback in RUN_DEFAULTS:
             value = internal.get(name) if name in INTERNAL else params.get(name)
-            values[name] = default if value is None else value
+            values[name] = fallback if value is None else value
         for name in ('label_selectors', 'restart', 'names', 'prepull_next', 'analysis_after', 'config'):
             values[name] = tuple(values[name] or ())
         return cls(**values).checked()

@@ -112,8 +112,8 @@ def before_values(workload, rec, images, resources):
     if change_ops(template, '', images, resources):
         return snapshot(template, images, resources)
     target = {'images': images, 'resources': resources}
-    if rec and rec.get('target') == target and rec.get('before'):
-        return rec['before']
+    if rec.target == target and rec.before:
+        return rec.before
     if workload.kind == 'StatefulSet':
         status = workload.obj.get('status') or {}
         current = status.get('currentRevision')
@@ -131,10 +131,11 @@ def before_values(workload, rec, images, resources):
     return snapshot(template, images, resources)
 
 
-def outside(rec, pods):
-    """The pods a StatefulSet rollout is about: those its partition (the record's) does not keep. The kept pods
-    run whatever revision they had; they are neither checked for another writer nor rolled back."""
-    count = (rec or {}).get('partition') or 0
+def outside(count, pods):
+    """The pods a StatefulSet rollout is about: those its partition (``count``: the record's, None: none) does not
+    keep. The kept pods run whatever revision they had; they are neither checked for another writer nor rolled
+    back."""
+    count = count or 0
     return [p for p in pods if batching.ordinal(p) is None or batching.ordinal(p) >= count]
 
 
@@ -158,7 +159,7 @@ def user_strategy(workload, rec):
     last run of ours left (its record ``rec`` names it): then the user's strategy under it. So a protection never
     becomes the user's setting, and a run that leaves no pod behind ends it."""
     now = workload.saved_strategy()
-    note = (rec or {}).get('protection')
+    note = rec.protection
     if note and 'updateStrategy' in now and strategy_key(now['updateStrategy']) == note.get('left'):
         return note['user']
     return now

@@ -56,25 +56,18 @@ class PlanStep:
             refusals = template_refusals(w.template, self.images, self.resources)
             if refusals:
                 return self._recreate(refusals)
-            rec = w.record
+            rec, held = w.record, w.held
             if rec:
                 self._stamp(rec, rec)   # another run's rollout of this workload is refused first
-            resuming = bool(rec) and rec.get('state') in (IN_PROGRESS, ROLLING_BACK)
-            if resuming and rec.get('target') != self.target:
-                raise ValidationError('%s %s/%s has an unfinished rollout to %s (state %s): %s' % (
-                    w.kind, w.namespace, w.name, json.dumps(guard.brief(rec.get('target')), sort_keys=True), rec.get('state'),
-                    WAY_OUT))
-            if resuming and rec.get('state') == ROLLING_BACK:
-                # The same change after a failed rollback finishes that rollback; it is never applied again.
-                self.warnings.append('%s %s/%s: a rollback of this change did not finish; it is finished now and '
-                                     'the change is not applied again' % (w.kind, w.namespace, w.name))
+            resuming = held.active
+            if resuming and self._unfinished_rollback(w, held):
                 return self.result(w.pods(), changed=True, mode='rollback', batches=[], kept=[], pdbs=[],
                                    labels={}, revision=None)
             # Kept for the first window of this call (state rollout): its watch starts from this list.
             self._listing = self.kube.list_pods(w.namespace, w.selector())
             pods = w.pods(self._listing[0])
             template_changes = w.set_template(self.images, self.resources, check_mode=True)
-            saved = (rec or {}).get('saved') if resuming else partition.user_strategy(w, rec)
+            saved = held.saved if resuming else partition.user_strategy(w, held)
             kept, moved = self._sts_partition(w, saved, pods)
             pending = [p for p in pods if self.pending(p) and podstate.meta(p, 'name') not in kept]
             changed = bool(pending or template_changes or resuming or moved)
@@ -84,23 +77,44 @@ class PlanStep:
                 # leaves the workload exactly as it was, not held.
                 w.set_template(self.images, self.resources, dry_run=True)
             if changed and not self.check_mode:
-                if not resuming:
-                    rec = {'state': IN_PROGRESS, 'target': self.target,
-                           'before': partition.before_values(w, rec, self.images, self.resources),
-                           'saved': saved, 'started': record.timestamp()}
-                if self._partition is not None:
-                    rec = dict(rec, partition=self._partition)
-                self.tell.progress(len(pods) - len([p for p in pods if self.pending(p)]), len(pods))
-                write_record(w, rec, w.hold_spec(), stamp=self._stamp)
-                self.tell.started(w.record, resuming, len(pending), len(pods))
-                w.set_template(self.images, self.resources)
-                labels, revision = w.revision(self.options.wait_timeout)
-                w.relabel([p for p in pods if not self.pending(p)], labels)
+                labels, revision = self._hold_and_write_template(w, rec, held, saved, pods, len(pending))
             elif not changed:
                 labels, revision = w.revision(self.options.wait_timeout)
             return self._plan(pods, mode='in_place', changed=changed, labels=labels, revision=revision,
                               template_changed=template_changes)
         return self._plan(self.pods(), mode='restart' if self.restart else 'in_place')
+
+    def _unfinished_rollback(self, w, held):
+        """Resuming the workload's held rollout: refuse another target (ValidationError, nothing written); True
+        when the held rollout is a rollback that did not finish (this call finishes it, never applying the change
+        again)."""
+        if held.target != self.target:
+            raise ValidationError('%s %s/%s has an unfinished rollout to %s (state %s): %s' % (
+                w.kind, w.namespace, w.name, json.dumps(guard.brief(held.target), sort_keys=True), held.state,
+                WAY_OUT))
+        if held.state != ROLLING_BACK:
+            return False
+        self.warnings.append('%s %s/%s: a rollback of this change did not finish; it is finished now and '
+                             'the change is not applied again' % (w.kind, w.namespace, w.name))
+        return True
+
+    def _hold_and_write_template(self, w, rec, held, saved, pods, pending):
+        """Hold the workload (its record: a new one, or ``rec`` resumed), write its template, and label the pods
+        already on the target with the new revision: (labels, revision)."""
+        resuming = held.active
+        if not resuming:
+            rec = {'state': IN_PROGRESS, 'target': self.target,
+                   'before': partition.before_values(w, held, self.images, self.resources),
+                   'saved': saved, 'started': record.timestamp()}
+        if self._partition is not None:
+            rec = dict(rec, partition=self._partition)
+        self.tell.progress(len(pods) - len([p for p in pods if self.pending(p)]), len(pods))
+        write_record(w, rec, w.hold_spec(), stamp=self._stamp)
+        self.tell.started(w.held, resuming, pending, len(pods))
+        w.set_template(self.images, self.resources)
+        labels, revision = w.revision(self.options.wait_timeout)
+        w.relabel([p for p in pods if not self.pending(p)], labels)
+        return labels, revision
 
     def _sts_partition(self, w, saved, pods):
         """A StatefulSet's partition in this run (self._partition; ``saved``: the user's strategy): the names of
@@ -114,7 +128,7 @@ class PlanStep:
             self.warnings.append('%s %s/%s is OnDelete, whose controller ignores a partition: this run leaves the %d '
                                  'lowest ordinal(s) as they are and the strategy stays OnDelete'
                                  % (w.kind, w.namespace, w.name, self._partition))
-        kept = set(podstate.meta(p, 'name') for p in pods if p not in partition.outside({'partition': self._partition}, [p]))
+        kept = set(podstate.meta(p, 'name') for p in pods if p not in partition.outside(self._partition, [p]))
         moved = partition.rolling(strategy) and partition.native_partition(w.spec.get('updateStrategy')) != self._partition
         return kept, moved
 

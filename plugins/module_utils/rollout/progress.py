@@ -74,6 +74,13 @@ class Progress:
             else:
                 self.failed += 1
 
+    def left(self, name):
+        """Pod ``name`` went away before its turn: gone, no longer waiting for a slot."""
+        with self._lock:
+            if name not in self.flight:
+                self.waiting = max(self.waiting - 1, 0)
+                self.gone += 1
+
     def step_done(self, done, failed):
         """A step ended: the counts it reported are the truth (a batch without a window reports only here)."""
         with self._lock:

@@ -10,18 +10,18 @@ import time
 from ansible_collections.inplace.k8s.plugins.module_utils.config.rollout import lines as config_lines
 
 
-def progress_lines(batch, out, check_mode=False):
-    """What the role shows after a step (``out``) of ``batch`` (a Step): a line (its label, its pods, how many are
-    done, failed and not started, the window, the time since the rollout started), then one line per failed pod."""
+def progress_lines(batch, out, failures, check_mode=False):
+    """What the role shows after a step (``out``, its ``failures``: rollout/stepresult.py) of ``batch`` (a Step): a
+    line (its label, its pods, how many are done, failed and not started, the window, the time since the rollout
+    started), then one line per failed pod."""
     names, step = list(batch.names), out
-    failed = [item['name'] for item in step.get('failed_pods') or []]
-    failed_here = set(name for item in failed for name in item.split(','))   # a whole-batch entry names all
+    failed_here = failures.names_in(names)
     not_started = set(step.get('not_started') or [])
     gone_here = set(item['name'] for item in step.get('gone') or [] if item.get('name') in names)
     if check_mode:
         counts = 'would update %d pod(s) (check mode: nothing written)' % len(names)
     else:
-        earlier = len([name for name in failed if name not in names and ',' not in name])
+        earlier = failures.earlier(names)
         counts = '%d done, %d failed%s; %s/%s pods run the target' % (
             len([name for name in names if name not in failed_here | not_started | gone_here]),
             len([name for name in names if name in failed_here]),
@@ -71,7 +71,8 @@ def plan_lines(plan, options, check_mode=False):
         'left on the old version (partition): %s' % list(plan.get('kept') or []),
         'each pod counts as done after %ss running and ready; on failure: %s' % (
             options.min_ready_seconds, 'rollback' if options.on_failure == 'rollback' else 'halt'),
-        'PodDisruptionBudgets: %s' % [pdb.get('name') for pdb in plan.get('pdbs') or []],
+        'PodDisruptionBudgets: %s%s' % ([pdb.get('name') for pdb in plan.get('pdbs') or []], _drain_wait(
+            plan.get('pdbs'), options)),
         'not in place: %s' % list(plan.get('refusals') or []),
     ]
     lines.extend(config_lines(plan.get('config')))
@@ -83,6 +84,16 @@ def plan_lines(plan, options, check_mode=False):
         lines.append('owners (%s): %s%s' % (options.owners, found,
                                             '; not checked: ' + '; '.join(unchecked) if unchecked else ''))
     return [line for line in lines if line]
+
+
+def _drain_wait(pdbs, options):
+    """How long our pods in flight can block a drain of the pods the budgets select (docs/rollouts.md "When pods go
+    away"): the eviction of a pod they select waits while our changes use up a budget, each time one pod's change."""
+    if not pdbs:
+        return ''
+    return ('; a drain (kubectl drain, an autoscaler) evicting their pods is refused (429) while our pods in flight '
+            'use up a budget: each time at most as long as one pod\'s change, up to wait_timeout (%ss), until the '
+            'rollout ends' % options.wait_timeout)
 
 
 def plan_facts(plan):
@@ -97,8 +108,8 @@ def summary(facts, run=None, ended=None, check_mode=False):
     """The role's ``rollout_result`` as far as the module knows it, in its order (the role fills in ``changed``,
     ``action``, ``released``, ``analysis``, ``undo``, ``suspended``, ``elapsed_seconds`` and a rollback it was asked
     for): from the plan's ``facts`` (plan_facts), the ``run`` of state rollout, or what state rollback or release
-    returned (``ended``). Computed here, not in the role: at 300 pods the role's Jinja over the whole result cost
-    Ansible about a second."""
+    returned (``ended``). Computed here, not in the role: the role's Jinja over the whole result was slow
+    (docs/performance.md)."""
     run, ended = run or {}, ended or {}
     rollback = run['rollback'] if 'rollback' in run else ended
     finished = run['finished'] if 'finished' in run else ended.get('finished', ended)

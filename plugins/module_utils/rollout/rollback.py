@@ -13,7 +13,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations.image impor
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.resize import ResizeOperation
 from ansible_collections.inplace.k8s.plugins.module_utils.options import ImageChange, ResizeChange
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, record
-from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import IN_PROGRESS, ROLLED_BACK, ROLLING_BACK
+from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import ROLLING_BACK
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, partition
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_converged, pod_matches
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.templates import change_ops
@@ -23,14 +23,14 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload impor
 class RollbackStep:
     """The rollback step of Rollout (rollout/steps.py)."""
 
-    def roll_back(self):
+    def end_with_rollback(self):
         """The rollback as an end (state rollback): rollback, then finish (``finished``)."""
-        out = self.rollback()
+        out = self.restore_before()
         out['finished'] = self.finish()
         out['finished'].pop('warnings', None)
         return out
 
-    def rollback(self):
+    def restore_before(self):
         """Put the values from before back: on the template (pods chosen by selectors: what their own records
         hold), then on the pods that run the rollout's values (``groups``), each group at once through the pod
         modules' runner as the batches change pods, images then resources (``restored``: their results). A group
@@ -54,32 +54,30 @@ class RollbackStep:
         yet), and the pods to update back."""
         w = self.workload
         w.read()
-        rec = w.record
-        if not rec:
+        held = w.held
+        if not held:
             raise ValidationError('%s %s/%s has no rollout record to roll back' % (w.kind, w.namespace, w.name))
-        before = rec.get('before') or {}
-        images, resources = before.get('images') or {}, before.get('resources') or {}
-        target = rec.get('target') or {}
-        if rec.get('state') == IN_PROGRESS and change_ops(w.template, '', images, resources) and change_ops(
-                w.template, '', target.get('images') or {}, target.get('resources') or {}):
+        images, resources = held.before_values
+        if held.in_progress and change_ops(w.template, '', images, resources) and change_ops(
+                w.template, '', *held.target_values):
             raise engine.ConcurrentChange(
                 '%s %s/%s: its template was changed by another writer during the rollout (it is neither the '
                 'rollout\'s target nor the values from before); not overwritten by a rollback. The workload stays '
                 'held: end it with rollout_action=release, or run the rollout again' % (w.kind, w.namespace, w.name))
         # Resuming a rollback, or asked again after it finished: write only what is not back yet.
-        changed = rec.get('state') not in (ROLLING_BACK, ROLLED_BACK) or bool(
+        changed = not held.rolling_back or bool(
             w.set_template(images, resources, check_mode=True))
         labels, revision = {}, None
         if changed and not self.check_mode:
-            write_record(w, dict(rec, state=ROLLING_BACK), w.hold_spec(), stamp=self._stamp)
-            self.tell.rolling_back(rec)
+            write_record(w, dict(held.raw, state=ROLLING_BACK), w.hold_spec(), stamp=self._stamp)
+            self.tell.rolling_back(held)
             w.set_template(images, resources)
             labels, revision = w.revision(self.options.wait_timeout)
         # The template is back on the revision from before: what the steps of this call read of it is read again.
         self._labels, self._synced, self._listing = None, None, None
         pods = w.pods()
         ordered = batching.order_pods(pods, self.options.order or 'ordinal', self.options.order_label)
-        names = [podstate.meta(p, 'name') for p in partition.outside(rec, ordered) if not pod_converged(p, images, resources)]
+        names = [podstate.meta(p, 'name') for p in partition.outside(held.partition, ordered) if not pod_converged(p, images, resources)]
         groups = [{'names': names, 'images': images, 'resources': resources}] if names else []
         return self.result(pods, changed=bool(changed or groups), groups=groups, labels=labels, revision=revision)
 

@@ -12,6 +12,7 @@ pause), RolloutHalted, RollbackStarted, RolledBack, Released, RolloutFinished.
 """
 
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import events
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.rolloutrecord import RolloutRecord
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import (
     DONE, IN_PROGRESS, RELEASED, ROLLED_BACK, ROLLING_BACK,
 )
@@ -28,6 +29,11 @@ def target_text(values):
     return ', '.join(parts) or 'its target'
 
 
+def _typed(rec):
+    """The record through its typed reader (a dict as written, or a RolloutRecord)."""
+    return rec if isinstance(rec, RolloutRecord) else RolloutRecord(rec)
+
+
 def clock(stamp):
     """'10:02:11Z' of a record timestamp (2026-11-27T10:02:11Z), or '?'."""
     return stamp.partition('T')[2] or stamp if stamp else '?'
@@ -35,13 +41,14 @@ def clock(stamp):
 
 def text(rec, progress=None):
     """The status line of a rollout record (``progress``: {done, total, step, halted, failed} known to this run)."""
-    state = rec.get('state')
+    rec = _typed(rec)
+    state = rec.state
     progress = progress or {}
     pods = '%s/%s pods' % (progress['done'], progress['total']) if progress.get('total') is not None else \
         '%s pods done' % progress['done'] if progress.get('done') is not None else 'pods'
-    run = (rec.get('owner') or {}).get('run') or '?'
-    target, before = target_text(rec.get('target') or {}), target_text(rec.get('before') or {})
-    since = 'started %s by run %s' % (clock(rec.get('started')), run)
+    run = rec.owner_run or '?'
+    target, before = target_text(rec.target or {}), target_text(rec.before or {})
+    since = 'started %s by run %s' % (clock(rec.started), run)
     step = ', %s' % progress['step'] if progress.get('step') else ''
     if progress.get('gone'):   # pods that went away during the run (evicted, deleted): not failed
         pods += ' (%d gone: deleted or evicted, not failed)' % progress['gone']
@@ -52,7 +59,7 @@ def text(rec, progress=None):
     if state == ROLLING_BACK:
         return 'rolling back: to %s (from %s), %s; if it stopped - run rollout_action=rollback again' % (
             before, target, since)
-    ended = 'finished %s' % clock(rec.get('finished'))
+    ended = 'finished %s' % clock(rec.finished)
     if state == DONE:
         return 'done: %s on %s, %s, %s' % (pods, target, since, ended)
     if state == ROLLED_BACK:
@@ -87,8 +94,8 @@ class Teller:
 
     def started(self, rec, resuming, pending, total):
         text = '%s in place to %s: %d of %d pods to update (run %s)' % (
-            'Resuming the rollout' if resuming else 'Rolling out', target_text(rec.get('target') or {}), pending, total,
-            (rec.get('owner') or {}).get('run'))
+            'Resuming the rollout' if resuming else 'Rolling out', target_text(rec.target or {}), pending, total,
+            rec.owner_run)
         self._tell(events.ROLLOUT_RESUMED if resuming else events.ROLLOUT_STARTED, text)
 
     def step(self, batch, out):
@@ -118,19 +125,19 @@ class Teller:
 
     def rolling_back(self, rec):
         self._tell(events.ROLLBACK_STARTED, 'Rolling back in place to %s (from %s)' % (
-            target_text(rec.get('before') or {}), target_text(rec.get('target') or {})), warning=True)
+            target_text(rec.before or {}), target_text(rec.target or {})), warning=True)
 
     def ending(self, pods, old):
         """Before the record's last write: its progress."""
         self.progress(len(pods) - len(old), len(pods))
 
     def ended(self, rec, final, old):
-        target = target_text(rec.get('target') or {})
+        target = target_text(rec.target or {})
         if final == RELEASED:
             self._tell(events.RELEASED, 'Released: the rollout to %s ended where it stood, %d pod(s) left as they '
                        'were' % (target, len(old)), warning=bool(old))
         elif final == ROLLED_BACK:
-            self._tell(events.ROLLED_BACK_REASON, 'Rolled back to %s' % target_text(rec.get('before') or {}),
+            self._tell(events.ROLLED_BACK_REASON, 'Rolled back to %s' % target_text(rec.before or {}),
                        warning=True)
         else:
             self._tell(events.ROLLOUT_FINISHED, 'Rollout to %s finished%s' % (

@@ -26,32 +26,47 @@ state as failed, so that on_failure applies to it.
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError, ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import report, undo
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import RolloutContext
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.finish import FinishStep
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout.gate import GateStep
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.budget_gate import BudgetGate
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.health import HealthWatch
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.labeldrain import LabelDrainStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.loop import OneCall
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import RolloutOptions
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.plan import PlanStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.rollback import RollbackStep
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout.step import BatchStep
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.batch_step import BatchStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.sync import SyncStep
 
 
-class Rollout(PlanStep, GateStep, SyncStep, BatchStep, OneCall, HealthWatch, FinishStep, RollbackStep,
+class Rollout(PlanStep, SyncStep, BatchStep, OneCall, FinishStep, RollbackStep,
               LabelDrainStep, RolloutContext):
     """One call of the rollout_workload module: the steps, each in its own file, over the state they share
     (rollout/context.py); ``run()`` runs the one the module's state names."""
 
+    def __init__(self, kube, options, check_mode=False, budget_gate=BudgetGate, health_watch=HealthWatch, **shared):
+        """``budget_gate``, ``health_watch``: the classes (or factories) of those steps, given what the steps
+        share (rollout/context.py)."""
+        super().__init__(kube, options, check_mode, **shared)
+        self.budget_gate = budget_gate(self)
+        self.health = health_watch(self)
+
     @classmethod
-    def from_module(cls, module):
-        """The edge: the module's params parsed once (RolloutOptions), its client, check and diff mode."""
+    def from_module(cls, module, cancel=None):
+        """The edge: the module's params parsed once (RolloutOptions), its client, check and diff mode, the run's
+        ``cancel`` token (runner.execute)."""
         options = RolloutOptions.from_params(module.params)
         kube = runner.client(module.params, pool_size=max(10, len(options.names)))
-        return cls(kube, options, module.check_mode, diff=module._diff, run_command=module.run_command)
+        return cls(kube, options, module.check_mode, diff=module._diff, run_command=module.run_command, cancel=cancel)
+
+    def gate(self, names=None):
+        """State gate (the module's): the budget gate of the batch the module's names form."""
+        return self.budget_gate.gate(self.options.names if names is None else names)
+
+    def watch(self, seconds=None):
+        """State watch (the module's): the pods counted done watched for the module's seconds."""
+        return self.health.watch(seconds)
 
     def previous(self):
         """The revision an in-place undo goes back to and the images/resources that differ (undo.py)."""
@@ -60,10 +75,10 @@ class Rollout(PlanStep, GateStep, SyncStep, BatchStep, OneCall, HealthWatch, Fin
         return dict(undo.previous(self.workload, self.options.to_revision), warnings=self.warnings)
 
     def run(self):
-        if cancel.cancelled() and not self.check_mode:   # ansible-playbook was gone before this step began
+        if self.cancel.cancelled() and not self.check_mode:   # ansible-playbook was gone before this step began
             raise InplaceError('state %s was not started' % self.options.state)
         steps = {'prepare': self.prepare, 'gate': self.gate, 'sync': self.sync, 'batch': self.batch,
-                 'watch': self.watch, 'finish': self.finish, 'rollback': self.roll_back, 'release': self.release,
+                 'watch': self.watch, 'finish': self.finish, 'rollback': self.end_with_rollback, 'release': self.release,
                  'drain_label': self.drain_label, 'rollout': self.rollout, 'previous': self.previous}
         result = steps[self.options.state]()
         if self.options.state in ('rollback', 'release'):   # the role's rollout_action rollback / release

@@ -23,8 +23,8 @@ class SyncStep:
 
     def _sync(self, names=None):
         """sync(), and the pods as read after it (the batch step checks them without listing again)."""
-        self._renew()
-        images, resources = self._current_target()
+        self.renew_hold()
+        images, resources = self.values_now()
         pods = self.pods()
         changed = []
         if self.config is not None:   # what the consumers run now, recorded on their pods (config/rollout.py)

@@ -26,7 +26,8 @@ import time
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.engine import CONFLICT, FAILED, NotStarted, PodGone
 from ansible_collections.inplace.k8s.plugins.module_utils.args import WAIT_TIMEOUT
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import cancel, departure, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import departure, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.process.cancel import Cancel
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import budgets
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import selector_matches
 
@@ -41,8 +42,9 @@ class Window:
     health counts; ``overwritten(pod)``: what another writer set on a counted-done pod, or None."""
 
     def __init__(self, watcher, width, max_unavailable=None, budgets=(), max_failed=0, timeout=WAIT_TIMEOUT,
-                 watched=None, containers=(), overwritten=None, clock=time.monotonic, progress=None):
+                 watched=None, containers=(), overwritten=None, clock=time.monotonic, progress=None, cancel=None):
         self.watcher, self.width, self.max_unavailable = watcher, max(1, width), max_unavailable
+        self.cancel = cancel or Cancel()   # the run's token (process/cancel.py): once cancelled no pod starts
         self.progress = progress   # rollout/progress.py: told when a pod starts and ends
         self.budgets = list(budgets)
         self.max_failed, self.timeout, self.clock = max_failed, timeout, clock
@@ -57,8 +59,8 @@ class Window:
         self._checked = 0.0
         self._judged = {}         # pod counted done -> the resourceVersion its health was last judged on
         self._cond = threading.Condition()
-        # What the checks read of the watch's pods, kept up to date from its change log (see _refresh): at 1000
-        # pods, judging every pod at every turn cost 3 ms of CPU per pod.
+        # What the checks read of the watch's pods, kept up to date from its change log (see _refresh): judging
+        # every pod at every turn cost CPU per pod that grew with the number of pods (docs/performance.md).
         self._serial = None
         self._unready = set()     # the pods not terminating and not ready
         self._selected = [set() for _pdb in self.budgets]   # the pods not terminating that each budget selects
@@ -73,8 +75,7 @@ class Window:
             while True:
                 if self.halted is None:
                     self._check_health()
-                if cancel.cancelled():   # the run was cancelled: no pod starts any more (pods.cancel)
-                    raise NotStarted('not started: %s' % cancel.cancelled())
+                self.cancel.raise_if_cancelled(NotStarted, 'not started: %s')   # no pod starts any more
                 if self.halted is not None:
                     raise NotStarted('not started: the window halted: %s' % self.halted)
                 pod = self.watcher.get(name)
@@ -97,6 +98,11 @@ class Window:
                     raise WaitTimeout('pod %s waited %ss for its turn: %s' % (name, self.timeout, '; '.join(reasons)),
                                       blocked=reasons)
                 self._cond.wait(min(POLL_SECONDS, remaining))
+
+    def left(self, name):
+        """Pod ``name`` went away before its turn (it never took a slot): the progress counts it gone."""
+        if self.progress is not None:
+            self.progress.left(name)
 
     def release(self, name, ok, pod=None, gone=False):
         """Pod ``name`` left the window: ``ok`` (counted done, ``pod`` as last seen: watched from now on),

@@ -38,6 +38,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
     InplaceError, NotFoundError, ValidationError, WaitTimeout,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import poll, podstate, record, targets
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.rolloutrecord import RolloutRecord
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import history, partition, status
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.release import WorkloadRelease
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.selectors import owned_by, selector_string
@@ -133,7 +134,13 @@ class Workload(WorkloadRelease):
 
     @property
     def record(self):
+        """The rollout record as written (a dict, or None): what a write starts from."""
         return record.workload_record(self.obj)
+
+    @property
+    def held(self):
+        """The rollout record read through its typed reader (rollout/rolloutrecord.py)."""
+        return RolloutRecord(self.record)
 
     def pods(self, items=None):
         """Pods the workload controls (selector + controller owner), not terminating: of ``items`` (pods listed
@@ -158,7 +165,7 @@ class Workload(WorkloadRelease):
     def wait_for(self, what, predicate, timeout):
         """Re-read the workload until predicate(obj) is true; WaitTimeout naming ``what``. The controllers
         usually answer within a fraction of a second: the first re-reads come quickly, then every
-        STATUS_POLL_SECONDS, so that the end of a rollout is seen within a quarter of a second of the status."""
+        STATUS_POLL_SECONDS, so that the end of a rollout is seen within STATUS_POLL_SECONDS of the status."""
         def check():
             self.read()
             return predicate(self.obj)
@@ -349,5 +356,5 @@ def write_record(workload, rec, spec=None, stamp=None, check=None):
         rec = stamp(workload.record, rec)
     body = record.workload_patch(workload.obj, rec, spec)
     # The line a person reads (rollout/status.py), with the record: no write of its own.
-    body['metadata']['annotations'][status.ANNOTATION] = status.text(rec, workload.progress) if rec is not None else None
+    body['metadata']['annotations'][status.ANNOTATION] = status.text(RolloutRecord(rec), workload.progress) if rec is not None else None
     return workload.patch(body)

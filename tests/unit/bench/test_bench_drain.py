@@ -6,9 +6,9 @@ Ready time from a pod watch, the role's re-runs counted, and the target judged f
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.inplace.k8s.tests.unit.bench.test_kruise_scenarios import ARGS, run
-from ansible_collections.inplace.k8s.tests.unit.bench.test_measure import load
+from ansible_collections.inplace.k8s.tests.unit.bench.helpers import ARGS, load
 
+run = load('run')
 drain = load('drain')
 
 

@@ -11,9 +11,9 @@ import datetime
 
 import pytest
 
-from ansible_collections.inplace.k8s.tests.unit.bench.test_kruise_scenarios import ARGS, run
-from ansible_collections.inplace.k8s.tests.unit.bench.test_measure import load
+from ansible_collections.inplace.k8s.tests.unit.bench.helpers import ARGS, load
 
+run = load('run')
 reloader = load('reloader')
 workloads = load('workloads')
 

@@ -7,18 +7,10 @@ the observed generation, and the role is judged against the CloneSet."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import os
-import sys
-
-from ansible_collections.inplace.k8s.tests.unit.bench.test_measure import load
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
-sys.path.insert(0, os.path.join(ROOT, 'tests', 'bench'))
+from ansible_collections.inplace.k8s.tests.unit.bench.helpers import ARGS, load
 
 run = load('run')
 kruise = load('kruise')
-ARGS = ['--kubeconfig', 'k', '--hook', 'h', '--collections', 'c', '--out', 'o', '--work', 'w',
-        '--cluster-bin', sys.executable]
 
 
 def test_the_default_selection_leaves_every_kruise_scenario_out():

@@ -7,25 +7,12 @@ a pod's JSON."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import importlib.util
-import os
-import sys
 import types
 
 import pytest
 
+from ansible_collections.inplace.k8s.tests.unit.bench.helpers import load
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import container_status, pod
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
-sys.path.insert(0, os.path.join(ROOT, 'tests', 'bench'))
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location('bench_' + name, os.path.join(ROOT, 'tests', 'bench', name + '.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 measure = load('measure')
 run = load('run')

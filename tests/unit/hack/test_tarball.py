@@ -26,7 +26,8 @@ DEVELOPMENT_ONLY = ('hack/', 'Makefile', 'tests/cluster/', 'tests/kruise/', 'tes
 NEEDED = ('MANIFEST.json', 'FILES.json', 'README.md', 'LICENSE', 'meta/runtime.yml', 'meta/execution-environment.yml',
           'requirements.txt', 'bindep.txt', 'roles/rollout/README.md', 'roles/rollout/tasks/main.yml',
           'roles/rollout/meta/argument_specs.yml', 'plugins/modules/inplace_image.py', 'changelogs/changelog.yaml',
-          'rbac/inplace-k8s-rbac.yml', 'playbooks/rollout.yml', 'CHANGELOG.rst')
+          'rbac/inplace-k8s-rbac.yml', 'playbooks/rollout.yml', 'CHANGELOG.rst',
+          'extensions/eda/plugins/event_source/config_changes.py', 'extensions/eda/rulebooks/config_rollout.yml')
 # A Markdown link or image: [text](target) / ![alt](target), the target up to a blank or the closing parenthesis.
 LINK = re.compile(r'!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)')
 FENCE = re.compile(r'^(```|~~~).*?^\1', re.S | re.M)

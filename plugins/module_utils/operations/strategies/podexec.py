@@ -143,12 +143,15 @@ def handshake_error(text):
 
 def run_exec(kube, namespace, name, container, command, timeout=EXEC_TIMEOUT):
     """Run ``command`` in the container over pods/exec; an ExecResult (no exception for exec errors)."""
-    # The kubernetes package's websocket machinery, imported here only: it costs a third of a second.
+    # The kubernetes package's websocket machinery, imported here only (the one path of the pod modules that needs
+    # the package, and its import is slow: docs/performance.md; its ApiClient first: a missing package is a
+    # ConfigError naming it).
+    client = kube.api_client()
     from kubernetes.client import CoreV1Api
     from kubernetes.client.rest import ApiException
     from kubernetes.stream import stream as kube_stream
     from kubernetes.stream.ws_client import ERROR_CHANNEL
-    api = CoreV1Api(kube.api_client())
+    api = CoreV1Api(client)
     try:
         session = kube_stream(api.connect_get_namespaced_pod_exec, name, namespace, container=container,
                               command=command, stderr=True, stdin=False, stdout=True, tty=False,

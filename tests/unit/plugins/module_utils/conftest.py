@@ -10,6 +10,8 @@ import contextlib
 import copy
 import json
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -161,3 +163,13 @@ def module_args(args, invocation=False):
         return
     with patch_module_args(args):
         yield
+
+
+@pytest.fixture
+def child():
+    """A process of this test that sleeps (a stand-in for ansible-playbook or a module), killed at the end."""
+    process = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])
+    yield process
+    if process.poll() is None:
+        process.kill()
+        process.wait()

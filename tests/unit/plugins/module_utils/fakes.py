@@ -9,6 +9,7 @@ __metaclass__ = type
 
 import copy
 import itertools
+import threading
 
 import jsonpatch
 
@@ -33,6 +34,7 @@ class FakeCluster(object):
         self.admission = None        # hook(pod): a mutating webhook on spec writes (may change the pod, or raise)
         self._ids = itertools.count(1)
         self._version = itertools.count(2000)
+        self.watches_end = threading.Event()   # set: every watch of this cluster ends at once (and so do later ones)
 
     # ---- the API used by module_utils
 
@@ -74,8 +76,18 @@ class FakeCluster(object):
         return self.request('GET', path)
 
     def list_collection(self, path, label_selector=None, field_selector=None):
+        parts = path.strip('/').split('/')
+        if parts[:3] == ['api', 'v1', 'namespaces'] and parts[4:] == ['pods']:
+            return self.list_pods(parts[3], label_selector, field_selector)
         answer = self.request('GET', path, {'labelSelector': label_selector, 'fieldSelector': field_selector})
         return answer.get('items') or [], '1'
+
+    def watch_collection(self, path, resource_version, label_selector=None, field_selector=None,
+                         timeout_seconds=60):
+        """A quiet watch: no event until the server would end it (``timeout_seconds``, or ``watches_end``
+        set). What the code under test needs to see of its own writes it offers to its watcher (observe)."""
+        self.watches_end.wait(timeout_seconds)
+        yield from ()
 
     def request_once(self, method, path, query=None, body=None, content_type=None):
         """The Events API (operations/events.py): events.k8s.io Events kept in ``kube_events`` by name."""
@@ -268,3 +280,23 @@ class FakeWatcher(object):
         if pod is not None and done(pod):
             return pod
         raise WaitTimeout('pod %s: timed out' % name)
+
+
+class FakePodWatcher(FakeWatcher):
+    """waiter.PodWatcher's construction and lifecycle over FakeWatcher."""
+
+    def __init__(self, kube, namespace, label_selector=None, field_selector=None):
+        super(FakePodWatcher, self).__init__(kube)
+
+    def start(self, pods=None, resource_version=None):
+        return self
+
+    def stop(self):
+        pass
+
+    def items(self):
+        return [self.get(name) for name in sorted(self.cluster.pods)]
+
+    def changes(self, since):
+        """Cannot tell what changed: every look judges every pod again."""
+        return (since or 0) + 1, None

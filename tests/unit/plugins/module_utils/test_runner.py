@@ -212,7 +212,8 @@ def test_execute_starts_the_guardian_of_a_draining_module_and_always_ends_it(
     monkeypatch.setattr(runner.guardian, 'start', lambda connect: events.append('start'))
     monkeypatch.setattr(runner.guardian, 'stop', lambda: events.append('stop'))
 
-    def work():
+    def work(cancel):
+        assert cancel.cancelled() is None   # the run's token, passed down
         events.append('work')
         if fails:
             raise ValidationError('bad input')
@@ -222,3 +223,20 @@ def test_execute_starts_the_guardian_of_a_draining_module_and_always_ends_it(
     assert exited.value.args[0]['failed'] is fails
     # Started before the work (before any thread or connection), told the orderly end after it, failure or not.
     assert events == (['start'] if forks else []) + ['work', 'stop']
+
+
+@pytest.mark.parametrize('raises', [False, True])
+def test_execute_fails_a_cancelled_run_naming_what_it_did_not_start(monkeypatch, raises):
+    """The token execute() passes down is the one it reads at the end: a cancel during the work fails the module."""
+    def work(cancel):
+        cancel.cancel('SIGTERM received')
+        cancel.skipped(['web-1'])
+        if raises:
+            raise ValidationError('state batch was not started', cancelled='x')
+        return {'changed': True, 'msg': 'done'}
+    with pytest.raises(Exited) as exited:
+        runner.execute(ExitingModule(check_mode=False), work)
+    result = exited.value.args[0]
+    assert result['failed'] is True and result['cancelled'] is True
+    assert result['msg'].startswith('cancelled (SIGTERM received): 1 pod(s) not started (web-1)')
+    assert result['msg'].endswith('state batch was not started') is raises

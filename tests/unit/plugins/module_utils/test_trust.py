@@ -14,13 +14,13 @@ import pytest
 
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import guardian, record
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import record
+from ansible_collections.inplace.k8s.plugins.module_utils.process import guardian
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, workload
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import module_args, spec_of, web_pods
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock, module_args, spec_of, web_pods
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_guardian import Kube, drained_pod, entry
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout import Clock
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.test_rollout_progress import action, run_action
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.pods.helpers import Kube, drained_pod, entry
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout.helpers import action, run_action
 
 OLD, NEW = 'registry.example/app:1.0', 'registry.example/app:2.0'
 NESTED = '[' * 50000 + ']' * 50000        # 100 KB: over the size bound
@@ -137,7 +137,7 @@ def test_the_guardian_puts_back_a_drained_pod_whatever_its_annotation_holds():
         drained = drained_pod('a')
         drained['metadata']['annotations'] = {record.ANNOTATION: annotation}
         kube = Kube(drained)
-        clock = Clock()
+        clock = ManualClock()
         assert guardian.restore(kube, [dict(entry('a'), run='killed')], clock, clock.sleep) == ['shop/a']
 
 
@@ -147,7 +147,7 @@ def test_the_guardian_is_not_held_off_by_a_forged_record_past_the_cap():
         'state': 'in-progress', 'owner': {'run': 'forged', 'host': 'elsewhere', 'pid': 1},
         'expires': '9999-12-31T00:00:00Z'}})}
     kube = Kube(drained)
-    clock = Clock()
+    clock = ManualClock()
     assert guardian.restore(kube, [dict(entry('a'), run='killed')], clock, clock.sleep) == ['shop/a']
 
 

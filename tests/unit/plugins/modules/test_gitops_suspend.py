@@ -17,7 +17,8 @@ from ansible.module_utils import basic
 
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError
-from ansible_collections.inplace.k8s.plugins.module_utils.owners import keeper, lookup
+from ansible_collections.inplace.k8s.plugins.module_utils.owners import lookup
+from ansible_collections.inplace.k8s.plugins.module_utils.process import keeper
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import module_args
 
 

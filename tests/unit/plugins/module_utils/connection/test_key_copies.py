@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from ansible_collections.inplace.k8s.plugins.module_utils import detach
+from ansible_collections.inplace.k8s.plugins.module_utils.process import detach
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import kubeconfig, settings
 
 
