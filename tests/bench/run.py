@@ -210,7 +210,7 @@ class Bench(object):
         try:
             if reloader.is_config(result):
                 reloader.scenario(self, result, namespace, {'delay': TRAFFIC_DELAY, 'settle': TRAFFIC_SETTLE,
-                                                          'drain_seconds': DRAIN_SECONDS, 'timeout': TIMEOUT})
+                                                            'drain_seconds': DRAIN_SECONDS, 'timeout': TIMEOUT})
                 return result
             unavailable, _slash, surge = batch.partition('/')
             if kind == 'CloneSet':
