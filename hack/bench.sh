@@ -5,7 +5,8 @@
 #   PODS          comma-separated pod counts (default 10)
 #   REPEAT        runs per scenario (default 1; the median is reported with the range), interleaved: the scenarios
 #                 of a size in turn, each round in the order opposite to the one before
-#   SCENARIOS     names from tests/bench/run.py SCENARIOS or TRAFFIC, or "traffic" (default: all)
+#   SCENARIOS     names from tests/bench/run.py SCENARIOS or TRAFFIC, or "traffic" (default: all), or "config"
+#                 (the config rollouts of tests/bench/reloader.py, never by default)
 #   TRAFFIC_PODS  pod counts of the traffic scenario (default: 100 if PODS has it, else the smallest of
 #                 PODS; 0: none). It needs the test bed's binary (hack/cluster.sh bin, its traffic client).
 #   MERGE=1       keep the rows of OUT that this run does not measure again

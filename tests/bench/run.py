@@ -38,6 +38,7 @@ import kcore
 import kruise
 import launcher
 import measure
+import reloader
 import workloads
 
 MODULE = 'ansible_collections.inplace.k8s.plugins.modules.inplace_image'
@@ -74,7 +75,11 @@ SCENARIOS = [
     ('kruise CloneSet 25%', 'kruise', 'CloneSet', '25%', False),
     # a node drained (kubectl drain's evictions) at a fixed moment of the rollout (tests/bench/drain.py): the role
     # and the native rolling update under the same drain
-] + drain.SCENARIOS
+] + drain.SCENARIOS + reloader.SCENARIOS
+# The config rollouts (tests/bench/reloader.py, issue 48): the role's in-place config restart (with and without its
+# drain) and `kubectl rollout restart`, each under traffic; opt-in, named or through SCENARIOS=config, never by
+# default (they need --cluster-bin).
+OPT_IN = ('kruise', 'config', 'restart')
 PULL_SECONDS = 5
 PULL_IMAGE = 'registry.example/bench:2.0-slow2-pull%d' % PULL_SECONDS
 # What a scenario changes beyond its SCENARIOS entry: the image it rolls to, the role's variables, the [defaults]
@@ -203,6 +208,10 @@ class Bench(object):
                   'drain': gated}
         self.cluster.create_namespace(namespace)
         try:
+            if reloader.is_config(result):
+                reloader.scenario(self, result, namespace, {'delay': TRAFFIC_DELAY, 'settle': TRAFFIC_SETTLE,
+                                                            'drain_seconds': DRAIN_SECONDS, 'timeout': TIMEOUT})
+                return result
             unavailable, _slash, surge = batch.partition('/')
             if kind == 'CloneSet':
                 kruise.create(self.cluster, namespace, pods, max_unavailable=unavailable)
@@ -296,7 +305,7 @@ class Bench(object):
             extra.update(bench_batches=[names], bench_concurrency=size)
         if result['drain']:
             extra['bench_gate'] = workloads.GATE
-        task = {'role': ROLE_TASK, 'kcore': kcore.TASK}.get(result['method'], IMAGE_TASK)
+        task = {'role': ROLE_TASK, 'kcore': kcore.TASK, 'config': reloader.role_task(ROLE_TASK)}.get(result['method'], IMAGE_TASK)
         command = self.playbook(task, extra, namespace + run)
         more = {'ANSIBLE_CONFIG': self.ansible_cfg(namespace + run, config)} if config else None
         code, wall, cpu, rss = self.spawn(command, self.child_env(trace, more=more), os.path.join(
@@ -312,7 +321,7 @@ class Bench(object):
             return
         # The role rolls through a window unless told not to (or run under traffic, in batches of as many).
         window = result['method'] == 'window' or (result['method'] == 'role' and extra.get('bench_window', True))
-        if result['method'] == 'role':
+        if result['method'] in ('role', 'config'):
             result['fixed'] = measure.fixed_seconds(entries)
         module_cpu = measure.module_cpu_seconds(entries)
         result.update(wall=round(wall, 2), cpu=round(cpu, 2), cpu_ms_per_pod=round(1000 * cpu / result['pods'], 1),
@@ -502,7 +511,8 @@ def targets(results):
     """Each target with PASS/MISS (or n/a when its scenario did not run) at the largest pod count."""
     found = traffic_targets(results)
     found.update(drain.targets([r for r in results if 'error' not in r], by_name, verdict))
-    results = [r for r in results if not is_traffic(r) and not drain.is_drain(r)]
+    found.update(reloader.targets([r for r in results if 'error' not in r], by_name, verdict))
+    results = [r for r in results if not is_traffic(r) and not drain.is_drain(r) and not reloader.is_config(r)]
     if not results:
         return found
     found.update(window_targets(results))
@@ -783,7 +793,13 @@ def table(results, columns=None):
 
 
 def report(results, found):
-    lines = [table([r for r in results if not is_traffic(r)]), ''] if any(not is_traffic(r) for r in results) else []
+    plain = [r for r in results if not is_traffic(r) and not reloader.is_config(r)]
+    lines = [table(plain), ''] if plain else []
+    configs = [r for r in results if reloader.is_config(r)]
+    if configs:
+        lines += ['Config rollouts under %d requests/s through the Service (tests/bench/reloader.py): the role\'s config '
+                  'restart with its gate and drain_seconds %d against kubectl rollout restart:' % (
+                      TRAFFIC_RATE, DRAIN_SECONDS), table(configs, reloader.COLUMNS), '']
     traffic = [r for r in results if is_traffic(r)]
     if traffic:
         lines += ['Traffic: %d requests/s through a Service (EndpointSlice changes used %d s after they are seen); '
@@ -826,9 +842,10 @@ def parse(argv):
     args = parser.parse_args(argv)
     names = [n for n in args.scenarios.split(',') if n]
     names += list(KRUISE_GROUP) if 'kruise' in names else []
+    names += list(reloader.NAMES) if reloader.GROUP in names else []
     unknown = set(names) - set([s[0] for s in SCENARIOS] + [t[0] for t in TRAFFIC + KRUISE_TRAFFIC] +
-                               ['traffic', 'kruise'])
-    args.wanted = [s for s in SCENARIOS if s[0] in names or not names and s[1] != 'kruise']
+                               ['traffic', 'kruise', reloader.GROUP])
+    args.wanted = [s for s in SCENARIOS if s[0] in names or not names and s[1] not in OPT_IN]
     args.traffic = [t for t in TRAFFIC if not names or t[0] in names or 'traffic' in names]
     args.kruise_traffic = [t for t in KRUISE_TRAFFIC if t[0] in names]
     try:
@@ -839,12 +856,12 @@ def parse(argv):
         parser.error('--pods %r, --traffic-pods %r: comma-separated pod counts' % (args.pods, args.traffic_pods))
     if unknown or not (args.wanted or args.traffic or args.kruise_traffic) or not args.sizes or min(args.sizes + args.traffic_sizes) < 1 \
             or args.repeat < 1:
-        parser.error('--scenarios: unknown %s (known: %s, traffic, kruise); --pods, --traffic-pods and --repeat must be '
+        parser.error('--scenarios: unknown %s (known: %s, traffic, kruise, config); --pods, --traffic-pods and --repeat must be '
                      'positive' % (', '.join(sorted(unknown)) or '-', ', '.join(
                          s[0] for s in SCENARIOS + TRAFFIC + KRUISE_TRAFFIC)))
     if not args.traffic_sizes:
         args.traffic = args.kruise_traffic = []
-    if (args.traffic or args.kruise_traffic) and not os.access(args.cluster_bin, os.X_OK):
+    if (args.traffic or args.kruise_traffic or any(reloader.is_config({'scenario': s[0]}) for s in args.wanted)) and not os.access(args.cluster_bin, os.X_OK):
         parser.error('--cluster-bin %r: not an executable; the traffic scenario needs the test bed\'s binary (its '
                      'traffic client, hack/cluster.sh build), or skip the scenario with --traffic-pods 0'
                      % args.cluster_bin)

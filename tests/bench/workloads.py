@@ -73,13 +73,14 @@ class Cluster(object):
     # ---- workloads
 
     def create_workload(self, namespace, kind, replicas, gated=False, max_unavailable='25%', max_surge=None,
-                        serve=False):
+                        serve=False, consumer=None):
         """A Deployment or StatefulSet named 'bench' of ``replicas`` pods running OLD_IMAGE,
         rolling ``max_unavailable`` (and ``max_surge`` surge pods for a Deployment, as many by default)
         at a time. ``serve``: the container declares the port its app serves and a readiness probe on it
-        (the traffic scenario)."""
+        (the traffic scenario). ``consumer``: a function that adds to the app container (reloader.py's env
+        consumer of a ConfigMap)."""
         spec = {'replicas': replicas, 'selector': {'matchLabels': {'app': 'bench'}},
-                'template': pod_template(gated, serve)}
+                'template': pod_template(gated, serve, consumer)}
         body = {'metadata': {'name': 'bench', 'namespace': namespace}, 'spec': spec}
         if kind == 'Deployment':
             spec['strategy'] = {'type': 'RollingUpdate',
@@ -163,10 +164,11 @@ class Cluster(object):
 
     # ---- the native rolling update
 
-    def native_rollout(self, namespace, kind, replicas, timeout, image=NEW_IMAGE, drop_gates=False):
+    def native_rollout(self, namespace, kind, replicas, timeout, image=NEW_IMAGE, drop_gates=False, patch=None):
         """Set ``image`` on the workload's template (``drop_gates``: and remove its readiness gates, which
-        nothing would open on new pods) and wait until the controller has rolled it out; the seconds it took."""
-        patch = {'spec': {'template': {'spec': {'containers': [{'name': CONTAINER, 'image': image}]}}}}
+        nothing would open on new pods), or send ``patch`` instead, and wait until the controller has rolled it
+        out; the seconds it took."""
+        patch = patch or {'spec': {'template': {'spec': {'containers': [{'name': CONTAINER, 'image': image}]}}}}
         if drop_gates:
             patch['spec']['template']['spec']['readinessGates'] = None
         read, patcher, lister = {
@@ -195,8 +197,10 @@ def _count(value):
     return value if str(value).endswith('%') else int(value)
 
 
-def pod_template(gated, serve=False):
+def pod_template(gated, serve=False, consumer=None):
     container = {'name': CONTAINER, 'image': OLD_IMAGE}
+    if consumer:
+        consumer(container)
     if serve:
         container.update(ports=[{'name': 'http', 'containerPort': PORT}], readinessProbe={
             'httpGet': {'path': '/ready', 'port': 'http'}, 'periodSeconds': 1})
