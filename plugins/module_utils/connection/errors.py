@@ -141,3 +141,11 @@ class WaitTimeout(InplaceError):
 
 class OperationFailed(InplaceError):
     """One or more pods failed; ``details`` carry the full result so the module can return it."""
+
+
+def relist_or_raise(error):
+    """The object of a watch's ERROR event: 'relist' when the watch's resourceVersion expired (410 Gone: list
+    again and watch from the list), any other error raised as ApiError."""
+    if error.get('code') == 410:
+        return 'relist'
+    raise ApiError(error.get('message') or 'watch error', status=error.get('code') or 0)

@@ -32,7 +32,7 @@ import time
 from collections import deque
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import Kube, backoff_delay
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, WaitTimeout
+from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ApiError, WaitTimeout, relist_or_raise
 from ansible_collections.inplace.k8s.plugins.module_utils.args import WAIT_TIMEOUT
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
@@ -212,9 +212,7 @@ class Watcher:
     def _apply(self, event):
         kind, obj = event.get('type'), event.get('object') or {}
         if kind == 'ERROR':
-            if obj.get('code') == GONE:
-                return 'relist'
-            raise ApiError(obj.get('message') or 'watch error', status=obj.get('code') or 0)
+            return relist_or_raise(obj)
         with self._cond:
             version = podstate.meta(obj, 'resourceVersion')
             self._version = version or self._version

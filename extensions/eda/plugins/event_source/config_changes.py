@@ -47,7 +47,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.config import usage
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import paths
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import Kube, backoff_delay
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
-    ApiError, ConfigError, ForbiddenError, InplaceError, ValidationError,
+    ConfigError, ForbiddenError, InplaceError, ValidationError, relist_or_raise,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.options import Connection
 
@@ -181,9 +181,7 @@ class Watch:
         """One watch event; 'relist' when the watch expired."""
         kind, obj = event.get('type'), event.get('object') or {}
         if kind == 'ERROR':
-            if obj.get('code') == GONE:
-                return 'relist'
-            raise ApiError(obj.get('message') or 'watch error', status=obj.get('code') or 0)
+            return relist_or_raise(obj)
         self.version = _meta(obj, 'resourceVersion') or self.version
         if kind in ('ADDED', 'MODIFIED'):
             self._compare(obj, digests(obj))
