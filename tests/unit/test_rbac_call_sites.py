@@ -26,6 +26,7 @@ import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 PLUGINS = os.path.join(ROOT, 'plugins')
+EDA_PLUGINS = os.path.join(ROOT, 'extensions', 'eda', 'plugins')
 RBAC = os.path.join(ROOT, 'rbac', 'inplace-k8s-rbac.yml')
 
 # The Kube client's methods that reach the API server, and the verb of those whose path says nothing of it.
@@ -52,6 +53,14 @@ def perms(verbs, targets):
 # (file under plugins/, enclosing function, HTTP method or client call) -> what that call may reach, where its path
 # is built at run time. One entry per distinct call site key; say why when it is not obvious.
 CALL_SITES = {
+    # The EDA event source (extensions/eda): the ConfigMaps or Secrets it watches (its kinds option), and the
+    # workloads that use a changed one.
+    ('extensions/eda/plugins/event_source/config_changes.py', 'Watch._relist', 'list_collection'):
+        perms(['list'], [('', 'configmaps'), ('', 'secrets')]),
+    ('extensions/eda/plugins/event_source/config_changes.py', 'Watch.run', 'watch_collection'):
+        perms(['watch'], [('', 'configmaps'), ('', 'secrets')]),
+    ('extensions/eda/plugins/event_source/config_changes.py', 'workloads_using', 'list_collection'):
+        perms(['list'], WORKLOADS),
     # The target workload itself (Workload.path() with its kind), and its ReplicaSets.
     ('module_utils/rollout/workload.py', 'Workload.read', 'GET'): perms(['get'], WORKLOADS),
     ('module_utils/rollout/workload.py', 'Workload.patch', 'PATCH'): perms(['patch'], WORKLOADS),
@@ -128,16 +137,19 @@ UNGRANTED = {('create', 'authorization.k8s.io', 'selfsubjectaccessreviews')}
 
 
 def _relpath(path):
-    return os.path.relpath(path, PLUGINS).replace(os.sep, '/')
+    """plugins/module_utils/x.py as module_utils/x.py; the EDA plugins from the collection's root."""
+    base = PLUGINS if path.startswith(PLUGINS + os.sep) else ROOT
+    return os.path.relpath(path, base).replace(os.sep, '/')
 
 
 def _sources():
-    for folder, _dirs, files in os.walk(PLUGINS):
-        for name in sorted(files):
-            if name.endswith('.py'):
-                path = os.path.join(folder, name)
-                with open(path) as handle:
-                    yield _relpath(path), ast.parse(handle.read(), path)
+    for top in (PLUGINS, EDA_PLUGINS):
+        for folder, _dirs, files in os.walk(top):
+            for name in sorted(files):
+                if name.endswith('.py'):
+                    path = os.path.join(folder, name)
+                    with open(path) as handle:
+                        yield _relpath(path), ast.parse(handle.read(), path)
 
 
 class _Reader(ast.NodeVisitor):
