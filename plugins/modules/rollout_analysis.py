@@ -26,7 +26,8 @@ description:
     that C(data.result[0].value[1] < `0.05`) compares numbers.
   - It only sends HTTP GET requests to the given URLs; it needs no access to Kubernetes. The proxy environment
     variables (C(HTTPS_PROXY), C(NO_PROXY)...) apply, as for Ansible's C(ansible.builtin.uri).
-  - "Secrets stay out of the results: a URL is shown with its user-info and the values of credential-like query
+  - "Secrets stay out of the results: a URL is shown with its user-info, its token-like path segments (a run of 16
+    or more letters and digits mixing both, as webhook URLs carry) and the values of credential-like query
     parameters replaced by C(***) (a parameter whose name contains C(token), C(secret), C(passw), C(pwd), C(key),
     C(auth), C(credential), C(signature) or C(session), or is C(sig), C(jwt) or C(code), in any case), and these values
     and the header values are replaced by C(***) in every reason, value and summary (an endpoint may echo them)."

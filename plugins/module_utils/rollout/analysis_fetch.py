@@ -18,6 +18,7 @@ Trust: the endpoint's answer, and any redirect it sends, are the endpoint's clai
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import re
 import threading
 import time
 
@@ -32,6 +33,10 @@ CREDENTIAL_HEADERS = ('authorization', 'proxy-authorization', 'cookie')
 SECRET_PARAM_PARTS = ('token', 'secret', 'passw', 'pwd', 'key', 'auth', 'credential', 'signature', 'session')
 SECRET_PARAM_NAMES = ('sig', 'jwt', 'code')
 MASK = '***'
+# A path segment holding a run of this many letters and digits, both present, is taken for a token (webhook and
+# API-key URLs put it in the path: /hooks/T0A1B2C3/4d5e6f7a8b9c0d1e2f3a4b5c) and shown as ***. Words and ids
+# split by - or _ ("payments-api-v2", "node-7") have shorter runs and stay.
+TOKEN_RUN = re.compile(r'[A-Za-z0-9]{16,}')
 MIN_SCRUBBED = 4   # shorter header values and parts are not scrubbed from texts (they would shred every word)
 
 
@@ -53,8 +58,14 @@ def _secret_param(name):
     return name in SECRET_PARAM_NAMES or any(part in name for part in SECRET_PARAM_PARTS)
 
 
+def _secret_segment(segment):
+    """Whether a path segment looks like a token: a long run of letters and digits mixing both."""
+    return any(re.search('[A-Za-z]', run) and re.search('[0-9]', run) for run in TOKEN_RUN.findall(unquote(segment)))
+
+
 def shown_url(url):
-    """The URL as reported: user-info and the values of credential-like query parameters replaced by ***."""
+    """The URL as reported: user-info, token-like path segments and the values of credential-like query parameters
+    replaced by ***."""
     parts = urlsplit(url)
     netloc = parts.netloc
     if '@' in netloc:
@@ -62,15 +73,17 @@ def shown_url(url):
     query = '&'.join(
         '%s=%s' % (piece.partition('=')[0], MASK) if '=' in piece and _secret_param(piece.partition('=')[0])
         else piece for piece in parts.query.split('&')) if parts.query else ''
-    text = '%s://%s%s' % (parts.scheme, netloc, parts.path)
+    path = '/'.join(MASK if _secret_segment(segment) else segment for segment in parts.path.split('/'))
+    text = '%s://%s%s' % (parts.scheme, netloc, path)
     return text + ('?' + query if parts.query else '') + ('#' + parts.fragment if parts.fragment else '')
 
 
 def secrets(url, headers):
-    """The texts no output may hold: the URL's user-info and credential-like parameter values (as written and
-    decoded), each header value and each long word of it (a token without its Bearer)."""
+    """The texts no output may hold: the URL's user-info, token-like path segments and credential-like parameter
+    values (as written and decoded), each header value and each long word of it (a token without its Bearer)."""
     parts = urlsplit(url)
     found = [parts.username, parts.password]
+    found.extend(segment for segment in parts.path.split('/') if _secret_segment(segment))
     for piece in parts.query.split('&'):
         name, _eq, value = piece.partition('=')
         if _secret_param(name):

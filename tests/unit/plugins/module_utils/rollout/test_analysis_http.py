@@ -75,7 +75,7 @@ class Endpoint(object):
                         self.wfile.flush()
                         time.sleep(0.2)
                     return None
-                if url.path == '/echo':
+                if url.path == '/echo' or url.path.startswith('/echo/'):
                     seen = {'ok': True, 'path': self.path, 'authorization': self.headers.get('Authorization')}
                     return self.send(200, json.dumps(seen).encode())
                 return self.send(200, b'{"ok": true}')
@@ -253,6 +253,25 @@ def test_url_credentials_and_header_values_never_reach_the_result(endpoints, cap
     bad, failed = module([check('ftp://user-4711:pass-4711@127.0.0.1/x' + query)], capsys)
     assert failed and not [s for s in secrets if s in json.dumps(bad)]
     assert 'ftp://***@127.0.0.1/x?api_key=***&x=1&access_token=*** is not an http(s) URL' in bad['msg']
+
+
+def test_a_token_in_the_url_path_never_reaches_the_result(endpoints, capsys):
+    home = endpoints()
+    token = 'T0A1B2C3D4E5F6G7H8'
+    result, _failed = module([check(home.url + '/echo/payments-api-v2/%s/node-7' % token, value='path')], capsys)
+    assert result['checks'][0]['status'] == 'success'
+    assert token not in json.dumps(result), result   # the invocation too (Ansible masks url_secrets)
+    assert result['checks'][0]['url'] == home.url + '/echo/payments-api-v2/***/node-7'
+    assert home.log[-1][0] == '/echo/payments-api-v2/%s/node-7' % token   # sent as written
+
+
+@pytest.mark.parametrize('segment, secret', [
+    ('4d5e6f7a8b9c0d1e2f3a', True), ('eyJhbGciOiJIUzI1NiJ9', True), ('api%2Fxoxb12345678901234', True),
+    ('payments-api-v2', False), ('abcdefghijklmnopqrstuvwxyz', False), ('12345678901234567890', False),
+    ('query_range', False), ('a1b2c3d4e5f6', False)])
+def test_which_path_segments_are_taken_for_tokens(segment, secret):
+    assert analysis_fetch.shown_url('http://h/x/%s/y' % segment) == 'http://h/x/%s/y' % ('***' if secret else segment)
+    assert (segment in analysis_fetch.secrets('http://h/x/%s' % segment, {})) is secret
 
 
 def test_credential_headers_never_go_to_another_origin():
