@@ -288,6 +288,11 @@ class ConfigData:
                 pass
         self.kept = {}
 
+    def shown_diff(self):
+        """The diff of the objects written (or that would be): a ConfigMap's data, a Secret's keys (values masked)."""
+        return dict((side, dict((ref, fields) for ref, fields in self.diff[side].items() if ref in self.written))
+                    for side in ('before', 'after'))
+
     def report(self):
         """The result's ``config_data``: the objects written, unchanged, written back, and the kept copies of the
         data from before that are still there (names only, never data)."""

@@ -242,6 +242,10 @@ class OneCall:
         """The module's result: the plan, the run serialised (the role passes it back as internal.resume)."""
         if run.diff:
             plan['diff'] = run.diff
+        if self.config_data is not None:   # the config change itself: what it wrote (and would, in check mode)
+            plan['config_data'] = self.config_data.report()
+            if self.diff and self.config_data.written:
+                plan['diff'] = [self.config_data.shown_diff()] + list(plan.get('diff') or [])
         plan['changed'] = bool(plan.get('changed') or run.changed or run.rollback)
         plan['run'] = run.to_dict()
         plan['report'] = report.summary(run.plan or report.plan_facts(plan), plan['run'], check_mode=self.check_mode)
