@@ -249,6 +249,8 @@ class OneCall:
         plan['changed'] = bool(plan.get('changed') or run.changed or run.rollback)
         plan['run'] = run.to_dict()
         plan['report'] = report.summary(run.plan or report.plan_facts(plan), plan['run'], check_mode=self.check_mode)
+        if self.config_data is not None:
+            plan['report']['config_data'] = plan['config_data']
         plan['progress'] = run.progress
         plan['warnings'] = unique(self.warnings)
         return plan
