@@ -246,8 +246,8 @@ def test_a_write_is_guarded_by_the_version_read():
     (dict(config_data={'ConfigMap/app-config': {'data': {'mode': 2}}}), 'the value must be a string'),
     (dict(config_data={'ConfigMap/app-config': {'stringData': {'mode': 'x'}}}), "'stringData' is not a field"),
     (dict(config_data={'Secret/db': {'stringData': {'password': 'x'}}}), "give a Secret's data in secret_data"),
-    (dict(secret_data={'Secret/db': {'data': {'password': 'not base64!'}}}), "secret_data['Secret/db'].data.password: "
-                                                                            "not base64"),
+    (dict(secret_data={'Secret/db': {'data': {'password': 'not base64!'}}}),
+     "secret_data['Secret/db'].data.password: not base64"),
     (dict(config_data=NEW, config=None, restart=['app']), 'config_data needs config'),
 ])
 def test_bad_input_names_the_field_and_writes_nothing(changes, wanted):
