@@ -276,3 +276,23 @@ def test_the_role_splits_rollout_config_data_and_names_its_variable():
     assert errors == ["rollout_config_data['Secret/db']: not in rollout_config; add Secret/db to rollout_config, "
                       "or leave it out of rollout_config_data"]
     assert config_data.errors(['auto'], {'ConfigMap/' + 'a' * 240: {'data': {}}})[0].endswith('rename the object')
+
+
+def test_a_run_again_finishes_an_interrupted_rollback_and_does_not_apply_the_change_again():
+    kube = DataKube()
+    rollout(kube, config_data=NEW, config=['ConfigMap/app-config'], stop_after_batches=1)   # web-0 runs the new data
+    assert [s['restartCount'] for s in kube.pods['web-0']['status']['containerStatuses']] == [1, 1]
+    # A rollback interrupted after it wrote the data from before back (its kept copy marked), before its restarts.
+    path = '/api/v1/namespaces/shop/configmaps/'
+    kube.request('PATCH', path + 'app-config.inplace-previous', content_type='merge',
+                 body={'metadata': {'annotations': {config_data.ROLLING_BACK: 'then'}}})
+    kube.request('PATCH', path + 'app-config', content_type='merge', body={'data': {'mode': 'one', 'level': 'a'}})
+    result = rollout(kube, config_data=NEW, config=['ConfigMap/app-config'])
+    assert kube.data() == {'mode': 'one', 'level': 'a'}   # not applied again
+    assert any('a rollback of this change did not finish' in w for w in result['warnings'])
+    assert [s['restartCount'] for s in kube.pods['web-0']['status']['containerStatuses']] == [2, 2]
+    for name in ('web-1', 'web-2'):   # they never ran the new data: recorded, not restarted
+        assert [s['restartCount'] for s in kube.pods[name]['status']['containerStatuses']] == [0, 0]
+        assert record.ANNOTATION in kube.pods[name]['metadata']['annotations']
+    assert ('configmaps', 'app-config.inplace-previous') not in kube.objects
+    assert not rollout(kube, config=['ConfigMap/app-config'])['changed']
