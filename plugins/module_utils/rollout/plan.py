@@ -48,11 +48,12 @@ class PlanStep:
         if self.options.prepull and self.images and not self.check_mode:
             # The batches create pre-pull pods: refused here, before the workload is held, without the right.
             access.require(self.kube, self.options.namespace, prepull.PERMISSIONS)
+        written = self.apply_config_data() or None   # the config change itself first (rollout/configdata.py)
         w = self.workload
         if w is not None:
             w.read()
             if self.restart:
-                return self._plan(w.pods(), mode='restart')
+                return self._plan(w.pods(), mode='restart', changed=written)
             refusals = template_refusals(w.template, self.images, self.resources)
             if refusals:
                 return self._recreate(refusals)
@@ -82,7 +83,7 @@ class PlanStep:
                 labels, revision = w.revision(self.options.wait_timeout)
             return self._plan(pods, mode='in_place', changed=changed, labels=labels, revision=revision,
                               template_changed=template_changes)
-        return self._plan(self.pods(), mode='restart' if self.restart else 'in_place')
+        return self._plan(self.pods(), mode='restart' if self.restart else 'in_place', changed=written)
 
     def _unfinished_rollback(self, w, held):
         """Resuming the workload's held rollout: refuse another target (ValidationError, nothing written); True

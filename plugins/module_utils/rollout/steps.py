@@ -31,6 +31,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.finish import FinishStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.budget_gate import BudgetGate
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.health import HealthWatch
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.configdata import ConfigDataStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.labeldrain import LabelDrainStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.loop import OneCall
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import RolloutOptions
@@ -41,7 +42,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.sync import Sy
 
 
 class Rollout(PlanStep, SyncStep, BatchStep, OneCall, FinishStep, RollbackStep,
-              LabelDrainStep, RolloutContext):
+              LabelDrainStep, ConfigDataStep, RolloutContext):
     """One call of the rollout_workload module: the steps, each in its own file, over the state they share
     (rollout/context.py); ``run()`` runs the one the module's state names."""
 
