@@ -52,7 +52,7 @@ class BatchStep:
         names = list(batch.names)
         if not names:
             raise ValidationError('state batch needs names: the pods of the batch')
-        self._synced = None
+        self.sync_step.forget()
         if self.cancel.cancelled():   # the run was cancelled (process/cancel.py): nothing of this batch starts
             self.cancel.skipped(names)
             out = self.result([], **_nothing_done(not_started=list(names)))
@@ -98,7 +98,7 @@ class BatchStep:
                                  if pod['status'] == engine.NOT_STARTED) - failed_names)
         gone = gone_pods(changes)
         left = failed_names | set(not_started) | set(item['name'] for item in gone)
-        out, latest = self._synced = self._sync(names=[name for name in names if name not in left])
+        out, latest = self.sync_step.after_step([name for name in names if name not in left])
         out.update(changes)
         current = {podstate.meta(p, 'name'): p for p in latest}
         # Changed, then deleted and recreated by its controller from the old template under the same name (a
@@ -110,7 +110,7 @@ class BatchStep:
                                          changed_uid[name], current[name]) for name in moved)
         left.update(moved)
         kept = [name for name in names if name not in left and name in current]
-        verified = {} if self.check_mode else {name: watch_entry(current[name], self._watched_containers())
+        verified = {} if self.check_mode else {name: watch_entry(current[name], self.watched_containers())
                                                for name in kept if not self.pending(current[name])}
         if window is not None:
             # Pods counted done that failed while the window ran (it halted then), each once.
@@ -142,7 +142,7 @@ class BatchStep:
     def _progress_now(self):
         """{updated, total} of the workload's pods against the values pods should have now."""
         images, resources = self.values_now()
-        return self._progress(self.pods(), images, resources)
+        return self.sync_step.counts(self.pods(), images, resources)
 
     def _moved(self, name, left, current, changed_uid):
         """The pod of this name was changed, then replaced from the old template by its controller."""
@@ -171,8 +171,8 @@ class BatchStep:
             max_unavailable=batching.resolve_count(self.options.max_unavailable, total, 'max_unavailable',
                                                    round_up=False),
             budgets=[pdb for pdb, _names in self.pdbs(pods)], max_failed=batch.max_failed_pods,
-            timeout=self.options.wait_timeout, watched=self.watched, containers=self._watched_containers(),
-            overwritten=self._overwritten(resources=False), clock=self.clock, progress=self.progress,
+            timeout=self.options.wait_timeout, watched=self.watched, containers=self.watched_containers(),
+            overwritten=self.overwritten(resources=False), clock=self.clock, progress=self.progress,
             cancel=self.cancel)
 
     def _change(self, batch, window=None):
@@ -183,7 +183,7 @@ class BatchStep:
         changes = {}
 
         def run(change, min_ready_seconds=None):
-            return _outcome(lambda: self._run_change(batch.names, change, window, min_ready_seconds))
+            return _outcome(lambda: self.run_change(batch.names, change, window, min_ready_seconds))
         if self.restart:
             changes['restart'] = run(RestartChange(
                 containers=None if self.config else list(self.restart),
@@ -198,7 +198,7 @@ class BatchStep:
             changes['images'] = run(ImageChange(
                 self.images, on_failure=on_failure, prepull=pulling, prepull_run=self.owner['run'] if pulling else None,
                 prepull_ahead=self._prepull_ahead(batch) if pulling else None,
-                labels=self._revision_labels() if held and not self.check_mode else None))
+                labels=self.revision_labels() if held and not self.check_mode else None))
         if self.resources and not changes.get('images', {}).get('failed'):
             # After an image change the pods were held min_ready_seconds already; later crashes are
             # caught by the watch of the verified pods.
@@ -206,7 +206,7 @@ class BatchStep:
                                        min_ready_seconds=0 if self.images else None)
         return changes
 
-    def _run_change(self, names, change, window=None, min_ready_seconds=None):
+    def run_change(self, names, change, window=None, min_ready_seconds=None):
         """One change (options.ImageChange, ResizeChange, RestartChange) of the pods ``names`` with the pod modules'
         runner and engine in this process, its options built as the role passed them to inplace_image,
         inplace_resize, container_recreate: that module's result; raises as the module would fail. With a
