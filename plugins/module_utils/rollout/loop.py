@@ -24,7 +24,7 @@ KEPT = ('progress', 'failed_pods', 'not_started', 'recreated', 'gone', 'window',
 
 class OneCall:
     """The rollout loop (state rollout) of Rollout (rollout/steps.py), the one sequencer of the steps: the plan
-    (``plan_step``), each step (``run_step``, rollout/batch_step.py), the pauses (``health``), the sync a step left
+    (``plan_step``), each step (``batch_step``), the pauses (``health``), the sync a step left
     (``sync_step.last``), the finish (``finish_step``) or rollback (``rollback_step``), each an object Rollout made."""
 
     def rollout(self):
@@ -121,7 +121,7 @@ class OneCall:
                      prepull_next=tuple(batches[index + 1]) if index + 1 < len(batches) and self.options.prepull
                      else (), label=label, started=self.options.started)
         self.progress.step(label, batch.names)
-        step = self.run_step(batch).out
+        step = self.batch_step.run_step(batch).out
         counts = run.counts
         counts['done'] = step['updated'] if isinstance(step.get('updated'), int) else counts['done']
         counts['failed'] = len(run.failed_pods) + len(step.get('failed_pods') or [])

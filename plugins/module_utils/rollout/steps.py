@@ -40,25 +40,27 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.batch_step imp
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.sync import SyncStep
 
 
-class Rollout(BatchStep, OneCall, RolloutContext):
-    """One call of the rollout_workload module: the steps, each an object of its own file (or, the batch step, a
-    part of this class), over the state they share (rollout/context.py); ``run()`` runs the one the module's state
-    names, ``rollout()`` (loop.py) orders them."""
+class Rollout(OneCall, RolloutContext):
+    """One call of the rollout_workload module: the steps, each an object of its own file, over the state they
+    share (rollout/context.py); ``run()`` runs the one the module's state names, ``rollout()`` (loop.py) orders
+    them."""
 
     def __init__(self, kube, options, check_mode=False, budget_gate=BudgetGate, health_watch=HealthWatch,
-                 plan_step=PlanStep, sync_step=SyncStep, finish_step=FinishStep, rollback_step=RollbackStep,
-                 label_drain_step=LabelDrainStep, **shared):
-        """``budget_gate``, ``health_watch``, ``plan_step``, ``sync_step``, ``finish_step``, ``rollback_step``,
-        ``label_drain_step``: the classes (or factories) of those steps, each given what the steps share
-        (rollout/context.py) and the steps it uses: finish the sync step; rollback the sync and finish steps and
-        the batch step's run_change; label drain the finish step."""
+                 plan_step=PlanStep, sync_step=SyncStep, batch_step=BatchStep, finish_step=FinishStep,
+                 rollback_step=RollbackStep, label_drain_step=LabelDrainStep, **shared):
+        """``budget_gate``, ``health_watch``, ``plan_step``, ``sync_step``, ``batch_step``, ``finish_step``,
+        ``rollback_step``, ``label_drain_step``: the classes (or factories) of those steps, each given what the
+        steps share (rollout/context.py) and the steps it uses: batch the budget gate and the sync step; finish the
+        sync step; rollback the sync and finish steps and the batch step's run_change; label drain the finish
+        step."""
         super().__init__(kube, options, check_mode, **shared)
         self.budget_gate = budget_gate(self)
         self.health = health_watch(self)
         self.plan_step = plan_step(self)
         self.sync_step = sync_step(self)
+        self.batch_step = batch_step(self, self.budget_gate, self.sync_step)
         self.finish_step = finish_step(self, self.sync_step)
-        self.rollback_step = rollback_step(self, self.sync_step, self.finish_step, self.run_change)
+        self.rollback_step = rollback_step(self, self.sync_step, self.finish_step, self.batch_step.run_change)
         self.label_drain_step = label_drain_step(self, self.finish_step)
 
     @classmethod
@@ -86,7 +88,7 @@ class Rollout(BatchStep, OneCall, RolloutContext):
     def run(self):
         if self.cancel.cancelled() and not self.check_mode:   # ansible-playbook was gone before this step began
             raise InplaceError('state %s was not started' % self.options.state)
-        steps = {'prepare': self.plan_step.prepare, 'gate': self.gate, 'sync': self.sync_step.sync, 'batch': self.batch,
+        steps = {'prepare': self.plan_step.prepare, 'gate': self.gate, 'sync': self.sync_step.sync, 'batch': self.batch_step.batch,
                  'watch': self.watch, 'finish': self.finish_step.finish, 'rollback': self.rollback_step.end_with_rollback,
                  'release': self.finish_step.release, 'drain_label': self.label_drain_step.drain_label,
                  'rollout': self.rollout, 'previous': self.previous}
