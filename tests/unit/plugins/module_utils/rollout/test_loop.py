@@ -79,18 +79,12 @@ class BrokenSync(SyncStep):
         raise ApiError('the server is gone')
 
 
-class FailingFinish(FinishStep):
-    """A finish step that raises ``error`` (a class attribute)."""
-
-    error = None
-
-    def finish(self, final=None, synced=None, known=None, failed=()):
-        raise self.error
-
-
 def failing_finish(error):
-    """The factory of a finish step that raises ``error``."""
-    return lambda shared, sync: type('Failing', (FailingFinish,), {'error': error})(shared, sync)
+    """The class of a finish step that raises ``error``."""
+    class Failing(FinishStep):
+        def finish(self, final=None, synced=None, known=None, failed=()):
+            raise error
+    return Failing
 
 
 def test_an_error_without_failed_pods_fails_the_call():
