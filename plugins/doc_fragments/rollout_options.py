@@ -47,6 +47,21 @@ options:
         (docs/config-rollouts.md). Not with O(images), O(resources) or O(restart).
     type: list
     elements: str
+  config_data:
+    description:
+      - The config change itself, written before the restarts - the new data of ConfigMaps of O(config), as a mapping
+        of V(ConfigMap/NAME) to its new data - C(data) (KEY to VALUE) and/or C(binaryData) (KEY to base64); each field
+        given replaces that field whole. The data from before is kept in the ConfigMap V(NAME.inplace-previous),
+        deleted when the run finishes or rolls back (O(on_failure=rollback) writes it back and restarts the
+        containers that run the new data again). Each write is guarded by the resourceVersion read
+        (docs/config-rollouts.md).
+    type: dict
+  secret_data:
+    description:
+      - As O(config_data), for Secrets of O(config) - V(Secret/NAME) to C(stringData) (KEY to TEXT) and/or
+        C(data) (KEY to base64); the data from before is kept in the Secret V(NAME.inplace-previous). Its values are
+        never shown nor logged (a diff shows the keys only).
+    type: dict
   allow_recreate:
     description: Hand a change that cannot be made in place to the controller's rolling update instead of failing.
     type: bool

@@ -208,6 +208,14 @@ config:
   type: dict
   sample: {scope: [ConfigMap/app-config], restarts: {web-0: {app: "ConfigMap/app-config changed 2026-01-31T12:00:00Z,
            container started 2026-01-30T08:00:00Z (env MODE (key mode))"}}}
+config_data:
+  description:
+    - With O(config_data) or O(secret_data) - the objects whose data this call wrote (C(written)), found as given
+      (C(unchanged)), wrote back in a rollback (C(restored)), and the copies of their data from before still there
+      (C(kept), V(KIND/NAME.inplace-previous)). Names only, never data.
+  returned: with config_data or secret_data
+  type: dict
+  sample: {written: [ConfigMap/app-config], unchanged: [], restored: [], kept: [ConfigMap/app-config.inplace-previous]}
 workload:
   description: The workload's status fields (replicas, updatedReplicas, currentRevision ...).
   returned: when a workload is given

@@ -157,6 +157,7 @@ func (f *fakeRuntime) execCommand(ctx context.Context, id string, cmdline []stri
 	for _, kv := range c.config.GetEnvs() {
 		env = append(env, kv.Key+"="+string(kv.Value))
 	}
+	cmdline = mountedPaths(cmdline, c.config.GetMounts())
 	f.mu.Unlock()
 	args := []string{"-t", strconv.Itoa(pid), "-p"}
 	if netns != "" {
@@ -212,4 +213,31 @@ func (f *fakeRuntime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequ
 		return nil, status.Errorf(codes.Internal, "exec %q: %v", strings.Join(req.Cmd, " "), err)
 	}
 	return &runtimeapi.ExecSyncResponse{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: code}, nil
+}
+
+// mountedPaths stands in for the container's mount namespace, which the runtime does not make: an argument
+// that is a mount's container path, or a path under it, becomes the same path under the mount's host path (what
+// the kubelet projected there: a configMap, secret or projected volume's files, a subPath's file). So
+// `cat /etc/app/mode` through exec reads the kubelet's projection of the volume mounted at /etc/app, with its
+// real update delay. The longest container path wins (a mount inside another).
+func mountedPaths(cmdline []string, mounts []*runtimeapi.Mount) []string {
+	sorted := slices.Clone(mounts)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		return len(sorted[i].GetContainerPath()) > len(sorted[j].GetContainerPath())
+	})
+	out := make([]string, len(cmdline))
+	for i, arg := range cmdline {
+		out[i] = arg
+		for _, m := range sorted {
+			from, to := strings.TrimRight(m.GetContainerPath(), "/"), m.GetHostPath()
+			if from == "" || to == "" {
+				continue
+			}
+			if arg == from || strings.HasPrefix(arg, from+"/") {
+				out[i] = to + strings.TrimPrefix(arg, from)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -54,385 +54,19 @@ import json
 import os
 import random
 import signal
-import socket
-import ssl
 import subprocess
 import sys
 import threading
 import time
 
-import yaml
-
 import judge
 import moves
 import table as summary_table
-
-HISTORY_HASH_PREFIX = 'i'   # history.OUR_HASH_PREFIX: a pod-template-hash the Deployment controller never makes
-
-GATE = 'inplace.k8s/ready'
-CONTAINER = 'app'
-IMAGES = ('registry.example/soak:1.0', 'registry.example/soak:2.0')   # --images alternate; else a new tag each time
-SOAK_LABEL = 'inplace.k8s/soak'
-TOUCH_ANNOTATION = 'soak.inplace.k8s/touched'
-MANAGER = 'inplace.k8s'          # the collection's User-Agent: its field manager in managedFields
-KINDS = ('apiserver', 'controller-manager', 'node', 'kill-term', 'kill-kill', 'writer-pod-image',
-         'writer-template', 'writer-annotations', 'api-429', 'api-5xx', 'watch-stall') + moves.MOVE_KINDS
-PROXY_KINDS = ('api-429', 'api-5xx', 'watch-stall')
-INVARIANTS = ('pod-recreated', 'pod-drained', 'off-target-no-reason', 'not-converged', 'template-pods-differ',
-              'controller-held', 'bystander-touched', 'gone-as-failed', 'move-halted')
-PDB_MAX_UNAVAILABLE = '50%'      # the workloads' PodDisruptionBudget when pods move (the drains honour it)
-ACTIVE_RECORD = ('in-progress', 'rolling-back')
-API_PATIENCE = 150               # seconds a cluster call keeps retrying connection errors (API server restart)
-
-
-class ApiError(Exception):
-    def __init__(self, status, body):
-        Exception.__init__(self, '%s: %s' % (status, (body or '')[:300]))
-        self.status = status
-
-
-class Api(object):
-    """JSON requests to the local cluster's API server as its admin (stdlib only)."""
-
-    def __init__(self, clusterdir, server=None):
-        pki = os.path.join(clusterdir, 'pki')
-        if server is None:
-            with open(os.path.join(clusterdir, 'state.json')) as handle:
-                server = json.load(handle)['server']
-        self.host, port = server.split('://', 1)[1].rsplit(':', 1)
-        self.port = int(port)
-        self.context = ssl.create_default_context(cafile=os.path.join(pki, 'ca.crt'))
-        self.context.load_cert_chain(os.path.join(pki, 'admin.crt'), os.path.join(pki, 'admin.key'))
-
-    def once(self, method, path, body=None, content_type='application/merge-patch+json', timeout=30):
-        connection = http.client.HTTPSConnection(self.host, self.port, context=self.context, timeout=timeout)
-        try:
-            headers = {'Accept': 'application/json', 'User-Agent': 'inplace-soak'}
-            data = None
-            if body is not None:
-                data = json.dumps(body).encode()
-                headers['Content-Type'] = content_type
-            connection.request(method, path, body=data, headers=headers)
-            answer = connection.getresponse()
-            text = answer.read().decode('utf-8', 'replace')
-        finally:
-            connection.close()
-        if answer.status >= 300:
-            raise ApiError(answer.status, text)
-        return json.loads(text) if text else {}
-
-    def call(self, method, path, body=None, content_type='application/merge-patch+json', patience=API_PATIENCE):
-        """once(), retrying connection errors and 429/5xx for ``patience`` seconds."""
-        deadline = time.monotonic() + patience
-        while True:
-            try:
-                return self.once(method, path, body, content_type)
-            except (OSError, http.client.HTTPException) as exc:
-                error = exc
-            except ApiError as exc:
-                if exc.status not in (429, 500, 502, 503, 504):
-                    raise
-                error = exc
-            if time.monotonic() > deadline:
-                raise RuntimeError('the API server did not answer %s %s within %ss: %s' % (method, path, patience, error))
-            time.sleep(1)
-
-    def get(self, path):
-        return self.call('GET', path)
-
-    def items(self, path):
-        return self.get(path).get('items') or []
-
-
-# --------------------------------------------------------------------------- small helpers
-
-def meta(obj, key, default=None):
-    return (obj.get('metadata') or {}).get(key, default)
-
-
-def condition(pod, kind):
-    for item in (pod.get('status') or {}).get('conditions') or []:
-        if item.get('type') == kind:
-            return item
-    return None
-
-
-def container(pod_or_template, name=CONTAINER):
-    for item in (pod_or_template.get('spec') or {}).get('containers') or []:
-        if item.get('name') == name:
-            return item
-    return {}
-
-
-def container_status(pod, name=CONTAINER):
-    for item in (pod.get('status') or {}).get('containerStatuses') or []:
-        if item.get('name') == name:
-            return item
-    return {}
-
-
-def wait_until(predicate, timeout, interval=1.0):
-    """True once predicate() is true, False after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        if predicate():
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(interval)
-
-
-def pod_template(image, labels):
-    return {'metadata': {'labels': labels},
-            'spec': {'terminationGracePeriodSeconds': 1, 'enableServiceLinks': False,
-                     'readinessGates': [{'conditionType': GATE}],
-                     'containers': [{'name': CONTAINER, 'image': image}]}}
-
-
-# --------------------------------------------------------------------------- the workloads
-
-class Workload(object):
-    """One Deployment or StatefulSet the soak rolls (or a bystander)."""
-
-    def __init__(self, api, kind, namespace, name, replicas):
-        self.api, self.kind, self.namespace, self.name, self.replicas = api, kind, namespace, name, replicas
-        self.resource = 'deployments' if kind == 'Deployment' else 'statefulsets'
-        self.labels = {'app': name}
-        self.image = IMAGES[0]        # the image it converged to last
-        self.baseline = {}            # pod name -> uid
-        self.replicaset = None        # Deployment: uid of its one ReplicaSet
-        self.strategy = None          # what the spec holds when released
-
-    @property
-    def path(self):
-        return '/apis/apps/v1/namespaces/%s/%s/%s' % (self.namespace, self.resource, self.name)
-
-    def create(self):
-        spec = {'replicas': self.replicas, 'selector': {'matchLabels': self.labels},
-                'template': pod_template(IMAGES[0], self.labels)}
-        if self.kind == 'Deployment':
-            spec['strategy'] = {'type': 'RollingUpdate', 'rollingUpdate': {'maxSurge': '25%', 'maxUnavailable': '25%'}}
-        else:
-            spec.update(serviceName=self.name, podManagementPolicy='Parallel',
-                        updateStrategy={'type': 'RollingUpdate', 'rollingUpdate': {'partition': 0}})
-        self.api.call('POST', '/apis/apps/v1/namespaces/%s/%s' % (self.namespace, self.resource),
-                      {'apiVersion': 'apps/v1', 'kind': self.kind, 'metadata': {'name': self.name}, 'spec': spec},
-                      content_type='application/json')
-
-    def read(self):
-        return self.api.get(self.path)
-
-    def pods(self):
-        pods = self.api.items('/api/v1/namespaces/%s/pods?labelSelector=app%%3D%s' % (self.namespace, self.name))
-        return sorted([p for p in pods if not meta(p, 'deletionTimestamp')], key=lambda p: meta(p, 'name'))
-
-    def replicasets(self):
-        return self.api.items('/apis/apps/v1/namespaces/%s/replicasets?labelSelector=app%%3D%s'
-                              % (self.namespace, self.name))
-
-    def running_replicasets(self):
-        """The ReplicaSets of the Deployment but those that only keep its revision history: the template of an
-        in-place rollout's before, kept without replicas under a pod-template-hash of ours (HISTORY_HASH_PREFIX)."""
-        return [rs for rs in self.replicasets() if (rs.get('spec') or {}).get('replicas')
-                or not (meta(rs, 'labels') or {}).get('pod-template-hash', '').startswith(HISTORY_HASH_PREFIX)]
-
-    def containers_ready(self):
-        pods = self.pods()
-        return len(pods) == self.replicas and all(
-            (condition(p, 'ContainersReady') or {}).get('status') == 'True' for p in pods)
-
-    def open_gates(self):
-        """Set the gate True where it is absent (new pods: nothing else opens it here)."""
-        for pod in self.pods():
-            if condition(pod, GATE) is None:
-                self.api.call('PATCH', '/api/v1/namespaces/%s/pods/%s/status' % (self.namespace, meta(pod, 'name')),
-                              {'status': {'conditions': [{'type': GATE, 'status': 'True', 'reason': 'SoakSetUp'}]}},
-                              content_type='application/strategic-merge-patch+json')
-
-    def ready(self):
-        pods = self.pods()
-        return len(pods) == self.replicas and all((condition(p, 'Ready') or {}).get('status') == 'True' for p in pods)
-
-    def wait_created(self, timeout):
-        if not wait_until(self.containers_ready, timeout):
-            raise RuntimeError('%s %s/%s: %d pods with ready containers not reached within %ss'
-                               % (self.kind, self.namespace, self.name, self.replicas, timeout))
-        self.open_gates()
-        if not wait_until(self.ready, timeout):
-            raise RuntimeError('%s %s/%s: %d ready pods not reached within %ss'
-                               % (self.kind, self.namespace, self.name, self.replicas, timeout))
-        status_done = (lambda: (self.read().get('status') or {}).get('availableReplicas') == self.replicas) \
-            if self.kind == 'Deployment' else (lambda: (self.read().get('status') or {}).get('readyReplicas') == self.replicas)
-        wait_until(status_done, timeout)
-        self.snapshot_baseline()
-
-    def snapshot_baseline(self):
-        self.baseline = dict((meta(p, 'name'), meta(p, 'uid')) for p in self.pods())
-        obj = self.read()
-        self.strategy = self.released_spec(obj)
-        if self.kind == 'Deployment':
-            self.replicaset = sorted(meta(rs, 'uid') for rs in self.running_replicasets())
-
-    def released_spec(self, obj):
-        spec = obj.get('spec') or {}
-        if self.kind == 'Deployment':
-            return {'paused': bool(spec.get('paused'))}
-        return {'updateStrategy': spec.get('updateStrategy')}
-
-    def held(self, obj):
-        spec = obj.get('spec') or {}
-        if self.kind == 'Deployment':
-            return bool(spec.get('paused'))
-        strategy = spec.get('updateStrategy') or {}
-        return strategy.get('type') == 'OnDelete' or (
-            ((strategy.get('rollingUpdate') or {}).get('partition') or 0) >= (spec.get('replicas') or 0) > 0)
-
-
-def rollout_record(obj):
-    raw = (meta(obj, 'annotations') or {}).get('inplace.k8s/rollout')
-    try:
-        return json.loads(raw) if raw else {}
-    except ValueError:
-        return {'unreadable': raw}
-
-
-def pod_records(pod):
-    raw = (meta(pod, 'annotations') or {}).get('inplace.k8s/state')
-    try:
-        value = json.loads(raw) if raw else {}
-    except ValueError:
-        return {'unreadable': {'state': 'unreadable'}}
-    return value if isinstance(value, dict) else {}
-
-
-def normal_image(image):
-    """The runtime's report of an image (tests/cluster: a registry host stays, no tag means latest)."""
-    image = (image or '').split('@', 1)[0]
-    if '/' not in image.split(':', 1)[0] or '.' not in image.split('/', 1)[0]:
-        image = 'docker.io/' + (image if '/' in image else 'library/' + image)
-    return image if ':' in image.rsplit('/', 1)[-1] else image + ':latest'
-
-
-def on_target(pod, target):
-    spec_image = container(pod).get('image') or ''
-    status = container_status(pod)
-    return (spec_image.split('@', 1)[0] == target and normal_image(status.get('image')) == normal_image(target)
-            and 'running' in (status.get('state') or {}) and status.get('ready') is True)
-
-
-# --------------------------------------------------------------------------- invariants
-
-def check_invariants(w, target, moved=None):
-    """{invariant: [what, ...]} for workload ``w`` after its rollout to ``target``. ``moved``: what judge.py needs
-    to tell a legitimate recreation ({tracked, gone, created}); without it every recreation is one of ours."""
-    found = collections.defaultdict(list)
-    obj = w.read()
-    pods = w.pods()
-    uids = dict((meta(p, 'name'), meta(p, 'uid')) for p in pods)
-    moved = moved or {}
-    flagged, explained = judge.judge_recreations(w.baseline, uids, moved.get('tracked') or {}, moved.get('gone') or {},
-                                                 moved.get('created') or {})
-    found['pod-recreated'].extend(flagged)
-    if explained:
-        found['explained'] = explained     # not an invariant: the legitimate recreations, for the record
-    if w.kind == 'Deployment':
-        sets = w.running_replicasets()
-        if sorted(meta(rs, 'uid') for rs in sets) != w.replicaset:
-            found['pod-recreated'].append('ReplicaSets now %s (created with %s)' % (
-                ', '.join('%s(%s replicas)' % (meta(rs, 'name'), (rs.get('spec') or {}).get('replicas')) for rs in sets),
-                w.replicaset))
-    for pod in pods:
-        name = meta(pod, 'name')
-        gate = condition(pod, GATE)
-        if not gate or gate.get('status') != 'True':
-            found['pod-drained'].append('%s: %s %s' % (name, GATE, json.dumps(gate)))
-        records = pod_records(pod)
-        if not on_target(pod, target):
-            status = container_status(pod)
-            what = '%s: spec %s, status %s ready %s' % (name, container(pod).get('image'), status.get('image'),
-                                                        status.get('ready'))
-            reasons = ['%s %s: %s' % (op, rec.get('state'), rec.get('error') or rec.get('reason'))
-                       for op, rec in sorted(records.items()) if isinstance(rec, dict)
-                       and (rec.get('error') or rec.get('reason') or rec.get('state') == 'failed')]
-            if reasons:
-                found['not-converged'].append('%s; record: %s' % (what, '; '.join(reasons)))
-            else:
-                found['off-target-no-reason'].append(what)
-        for op, rec in sorted(records.items()):
-            if isinstance(rec, dict) and rec.get('state') in ACTIVE_RECORD and not on_target(pod, target):
-                found['controller-held'].append('%s: %s record still %s' % (name, op, rec.get('state')))
-    template_image = container(obj['spec']['template']).get('image')
-    if template_image != target:
-        found['template-pods-differ'].append('template image %s, target %s' % (template_image, target))
-    status = obj.get('status') or {}
-    if (status.get('observedGeneration') or 0) < (meta(obj, 'generation') or 0):
-        found['template-pods-differ'].append('status.observedGeneration %s < generation %s' % (
-            status.get('observedGeneration'), meta(obj, 'generation')))
-    if status.get('updatedReplicas') != w.replicas:
-        found['template-pods-differ'].append('status.updatedReplicas %s of %s' % (status.get('updatedReplicas'), w.replicas))
-    if w.kind == 'Deployment':
-        live = [rs for rs in w.replicasets() if (rs.get('spec') or {}).get('replicas')]
-        for rs in live:
-            rs_image = container(rs['spec']['template']).get('image')
-            rs_hash = (meta(rs, 'labels') or {}).get('pod-template-hash')
-            if rs_image != target:
-                found['template-pods-differ'].append('ReplicaSet %s image %s' % (meta(rs, 'name'), rs_image))
-            off = [meta(p, 'name') for p in pods if (meta(p, 'labels') or {}).get('pod-template-hash') != rs_hash]
-            if off:
-                found['template-pods-differ'].append('pods %s not of ReplicaSet %s' % (off, meta(rs, 'name')))
-        if len(live) != 1:
-            found['template-pods-differ'].append('%d ReplicaSets with replicas' % len(live))
-    else:
-        revision = status.get('updateRevision')
-        if status.get('currentRevision') != revision:
-            found['template-pods-differ'].append('currentRevision %s, updateRevision %s' % (
-                status.get('currentRevision'), revision))
-        off = [meta(p, 'name') for p in pods if (meta(p, 'labels') or {}).get('controller-revision-hash') != revision]
-        if off:
-            found['template-pods-differ'].append('pods %s not of revision %s' % (off, revision))
-    if w.released_spec(obj) != w.strategy:
-        found['controller-held'].append('spec %s, released it is %s' % (
-            json.dumps(w.released_spec(obj)), json.dumps(w.strategy)))
-    rec = rollout_record(obj)
-    if rec.get('state') != 'done':
-        found['controller-held'].append('rollout record state %s' % rec.get('state'))
-    return found
-
-
-def bystander_state(api, namespace):
-    """What must not change in the bystander namespace: per object, its uid, generation, spec (pods: images),
-    labels, annotations, and whether our field manager ever wrote it."""
-    state = {}
-    for path in ('/apis/apps/v1/namespaces/%s/deployments', '/apis/apps/v1/namespaces/%s/statefulsets',
-                 '/apis/apps/v1/namespaces/%s/replicasets', '/api/v1/namespaces/%s/pods',
-                 '/apis/apps/v1/namespaces/%s/controllerrevisions'):
-        for obj in api.items(path % namespace):
-            key = '%s/%s' % (path.rsplit('/', 1)[1], meta(obj, 'name'))
-            spec = obj.get('spec') or {}
-            if key.startswith('pods/'):
-                spec = [(c.get('name'), c.get('image')) for c in spec.get('containers') or []]
-                gate = (condition(obj, GATE) or {}).get('status')
-            else:
-                gate = None
-            state[key] = {'uid': meta(obj, 'uid'), 'generation': meta(obj, 'generation'), 'spec': spec,
-                          'labels': meta(obj, 'labels'), 'annotations': meta(obj, 'annotations'), 'gate': gate,
-                          'ours': any(m.get('manager') == MANAGER for m in meta(obj, 'managedFields') or [])}
-    return state
-
-
-def bystander_diff(before, after):
-    changes = []
-    for key in sorted(set(before) | set(after)):
-        if key not in after:
-            changes.append('%s deleted' % key)
-        elif key not in before:
-            changes.append('%s created' % key)
-        else:
-            fields = [f for f in before[key] if before[key][f] != after[key][f]]
-            if fields or after[key]['ours']:
-                changes.append('%s: %s changed%s' % (key, ', '.join(fields) or 'nothing',
-                                                     ' (written by %s)' % MANAGER if after[key]['ours'] else ''))
-    return changes
+from cluster import (GATE, CONTAINER, IMAGES, SOAK_LABEL, KINDS, PROXY_KINDS, INVARIANTS, PDB_MAX_UNAVAILABLE,
+                     ApiError, Api, meta, condition, wait_until, Workload)
+from invariants import check_invariants, bystander_state, bystander_diff
+from faults import Faults
+from procs import mentions, kill_tree, leftovers
 
 
 # --------------------------------------------------------------------------- the soak
@@ -446,7 +80,6 @@ class Soak(object):
             state = json.load(handle)
         self.nodes = sorted(c['name'] for c in state['components'] if c['name'].startswith('node-'))
         self.kinds = list(args.kinds)
-        self.sequence = []
         self.started = time.time()
         self.expected = {}            # kind of workload -> seconds a first run is expected to take
         self.results = []
@@ -455,6 +88,7 @@ class Soak(object):
         self.bystander = None
         self.namespaces = []
         self.fault_log = []           # the pods the scenario's fault removed (moves.Mover)
+        self.faults = Faults(self.api, args, self.rng, self.nodes, self.kinds, self.expected)
         self.policy = None            # the readiness gate's admission policy, when pods move
         tag = '%d-%s' % (args.seed, os.urandom(2).hex())
         self.namespace = 'soak-%s' % tag
@@ -605,146 +239,6 @@ class Soak(object):
 
     # ---- faults
 
-    def next_kind(self):
-        if not self.sequence:   # each round: every kind once, in a seeded order
-            self.sequence = list(self.kinds)
-            self.rng.shuffle(self.sequence)
-        return self.sequence.pop(0)
-
-    def draw(self, kind, w):
-        """Everything random about one fault, drawn before it runs (the seed decides, not the timing)."""
-        fault = {'kind': kind, 'fraction': round(self.rng.uniform(0.05, 0.85), 3)}
-        fault['delay'] = round(fault['fraction'] * self.expected[w.kind], 1)
-        if kind == 'node':
-            fault['node'] = self.rng.choice(self.nodes)
-        elif kind in ('writer-pod-image', 'writer-annotations'):
-            fault['pod_index'] = self.rng.randrange(w.replicas)
-        elif kind == 'api-429':
-            fault.update(status=429, count=self.rng.randint(5, 30), match='.', retry_after=1)
-        elif kind == 'api-5xx':
-            fault.update(status=self.rng.choice([500, 502, 503, 504]), count=self.rng.randint(3, 15),
-                         match='.', retry_after=0)
-        elif kind in moves.MOVE_KINDS:
-            fault.update(moves.draw_move(self.rng, kind, w.replicas, self.nodes))
-        return fault
-
-    def start_proxy(self, fault, label):
-        """tests/faults/proxy.py on --proxy-port, its faults starting at the fault's moment; (process, kubeconfig, log)."""
-        log = os.path.join(self.args.work, label + '.proxy.log')
-        command = [sys.executable, os.path.join(self.args.root, 'tests', 'faults', 'proxy.py'),
-                   '--clusterdir', self.args.clusterdir, '--port', str(self.args.proxy_port), '--log', log,
-                   '--after', str(fault['delay'])]
-        if fault['kind'] == 'watch-stall':
-            command += ['--count', '0', '--stall-watches', '1', '--stall-seconds', '90']
-        else:
-            command += ['--match', fault['match'], '--status', str(fault['status']), '--count', str(fault['count']),
-                        '--retry-after', str(fault['retry_after'])]
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=open(log + '.err', 'w'),
-                                start_new_session=True)
-        if not wait_until(lambda: port_open(self.args.proxy_port) or proc.poll() is not None, 15, 0.2) \
-                or proc.poll() is not None:
-            raise RuntimeError('tests/faults/proxy.py did not listen on 127.0.0.1:%d (see %s.err)'
-                               % (self.args.proxy_port, log))
-        with open(self.args.kubeconfig) as handle:
-            config = yaml.safe_load(handle)
-        for cluster in config['clusters']:
-            cluster['cluster']['server'] = 'https://127.0.0.1:%d' % self.args.proxy_port
-        kubeconfig = os.path.join(self.args.work, label + '.proxy.kubeconfig')
-        with os.fdopen(os.open(kubeconfig, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 'w') as handle:
-            yaml.safe_dump(config, handle)
-        return proc, kubeconfig, log
-
-    def inject(self, fault, w, proc, started):
-        """Run in a thread: at started + delay, inject the fault; fills fault['landed'] and fault['note']."""
-        time.sleep(max(0.0, started + fault['delay'] - time.time()))
-        kind = fault['kind']
-        fault['landed'] = proc.poll() is None
-        fault['at'] = round(time.time() - started, 1)
-        try:
-            if kind in ('apiserver', 'controller-manager', 'node'):
-                component = fault.get('node', kind)
-                done = subprocess.run([os.path.join(self.args.root, 'hack', 'cluster.sh'), 'restart', component],
-                                      env=dict(os.environ, CLUSTERDIR=self.args.clusterdir),
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=240, check=False)
-                fault['note'] = 'restarted %s (exit %d)' % (component, done.returncode)
-                if done.returncode:
-                    fault['error'] = done.stdout.decode('utf-8', 'replace')[-500:]
-            elif kind == 'kill-term':
-                # As AWX cancels a job: SIGTERM to ansible-playbook, which ends its workers itself.
-                if fault['landed']:
-                    os.kill(proc.pid, signal.SIGTERM)
-                fault['note'] = 'SIGTERM to ansible-playbook'
-            elif kind == 'kill-kill':
-                # As an OOM kill or a job container torn down: SIGKILL to ansible-playbook, its workers and modules.
-                killed = kill_tree(proc.pid, signal.SIGKILL) if fault['landed'] else []
-                fault['note'] = 'SIGKILL to ansible-playbook and %d process(es) under it' % max(0, len(killed) - 1)
-            elif kind == 'writer-pod-image':
-                pod = w.pods()[fault['pod_index'] % w.replicas]
-                fault['sent_at'] = time.time()
-                # As `kubectl set image pod/...` does: a strategic merge patch, no precondition.
-                self.api.call('PATCH', '/api/v1/namespaces/%s/pods/%s' % (w.namespace, meta(pod, 'name')),
-                              {'spec': {'containers': [{'name': CONTAINER, 'image': fault['writer_image']}]}},
-                              content_type='application/strategic-merge-patch+json')
-                fault['note'] = 'pod %s set to %s (was %s)' % (
-                    meta(pod, 'name'), fault['writer_image'], container(pod).get('image'))
-            elif kind == 'writer-template':
-                fault['note'] = self.write_template(w, proc, fault['writer_image'])
-            elif kind == 'writer-annotations':
-                fault['note'] = self.write_annotations(w, fault['pod_index'])
-            elif kind in moves.MOVE_KINDS:
-                fault['note'] = moves.Mover(self.api, self.args.clusterdir, w, GATE, self.fault_log, ApiError).run(fault)
-        except (ApiError, RuntimeError, OSError, subprocess.SubprocessError) as exc:
-            fault['error'] = str(exc)
-
-    @staticmethod
-    def after_verified(fault, log):
-        """A pod write sent after the run's end listed the pods (its result's verified_at) came after everything
-        the run claims: no run can see it, so it counts as after the run (one more run must find it)."""
-        if not fault.get('landed') or fault.get('sent_at') is None:
-            return
-        try:
-            with open(log) as handle:
-                verified = judge.verified_at(handle.read())
-        except OSError:
-            return
-        if verified is not None and fault['sent_at'] > verified:
-            fault['landed'] = False
-            fault['note'] = fault.get('note', '') + ' (sent %.1f s after the run verified its pods: for the next run)' % (
-                fault['sent_at'] - verified)
-
-    def write_template(self, w, proc, image):
-        """Set the template's image to ``image``, only while the role holds the workload (guarded by the
-        resourceVersion at which it was seen held); waits for that up to 30 s while the playbook runs."""
-        deadline = time.monotonic() + 30
-        while proc.poll() is None and time.monotonic() < deadline:
-            obj = w.read()
-            if w.held(obj) and rollout_record(obj).get('state') in ACTIVE_RECORD:
-                ops = [{'op': 'test', 'path': '/metadata/resourceVersion', 'value': meta(obj, 'resourceVersion')},
-                       {'op': 'replace', 'path': '/spec/template/spec/containers/0/image', 'value': image}]
-                try:
-                    self.api.call('PATCH', w.path, ops, content_type='application/json-patch+json', patience=10)
-                    return 'template set to %s while held' % image
-                except ApiError as exc:
-                    if exc.status not in (409, 422):
-                        raise
-            time.sleep(0.3)
-        return 'not written: the workload was not held while the playbook ran'
-
-    def write_annotations(self, w, index):
-        """Annotate the workload and pods again and again for 6 s (bounded: 40 writes): the guarded writes of
-        the role meet 409 Conflict; nothing it compares changes."""
-        writes = 0
-        deadline = time.monotonic() + 6
-        names = [meta(p, 'name') for p in w.pods()]
-        while writes < 40 and time.monotonic() < deadline:
-            body = {'metadata': {'annotations': {TOUCH_ANNOTATION: str(writes)}}}
-            self.api.call('PATCH', w.path, body, patience=10)
-            name = names[(index + writes) % len(names)]
-            self.api.call('PATCH', '/api/v1/namespaces/%s/pods/%s' % (w.namespace, name), body, patience=10)
-            writes += 2
-            time.sleep(0.15)
-        return '%d annotation writes on %s and its pods' % (writes, w.name)
-
     # ---- recovery between runs
 
     def recover(self):
@@ -772,7 +266,7 @@ class Soak(object):
             target = IMAGES[1] if w.image == IMAGES[0] else IMAGES[0]
         else:
             target = 'registry.example/soak:%d.0' % (index + 2)
-        fault = self.draw(self.next_kind(), w)
+        fault = self.faults.draw(self.faults.next_kind(), w)
         fault['writer_image'] = 'registry.example/soak:%d.0-writer' % (index + 2)
         label = 's%03d-%s' % (index, w.kind.lower())
         result = {'scenario': index, 'workload': '%s/%s' % (w.kind, w.name), 'target': target, 'fault': fault,
@@ -781,12 +275,12 @@ class Soak(object):
         proxy = None
         kubeconfig = None
         if fault['kind'] in PROXY_KINDS:
-            proxy, kubeconfig, proxy_log = self.start_proxy(fault, label)
+            proxy, kubeconfig, proxy_log = self.faults.start_proxy(fault, label)
         self.fault_log = []       # the pods the fault removed (moves.Mover)
         tracker = judge.PodTracker(self.api, w.namespace, 'app%%3D%s' % w.name)
         proc, log = self.playbook(w, target, label + '-r0', kubeconfig)
         run_start = time.time()
-        injector = threading.Thread(target=self.inject, args=(fault, w, proc, run_start))
+        injector = threading.Thread(target=self.faults.inject, args=(fault, w, proc, run_start, self.fault_log))
         injector.daemon = True
         injector.start()
         rc = self.finish_process(proc, self.args.run_timeout)
@@ -805,7 +299,7 @@ class Soak(object):
         result['runs'].append({'rc': rc, 'seconds': round(first, 1), 'log': log, 'conflict': mentions(log, 'conflict')})
         if fault['kind'] not in ('kill-term', 'kill-kill') or not fault.get('landed'):
             self.expected[w.kind] = round(0.7 * self.expected[w.kind] + 0.3 * first, 1)
-        self.after_verified(fault, log)
+        self.faults.after_verified(fault, log)
         self.recover()
         # Re-run until it succeeds; at least once when the fault fired after the first run had ended.
         reruns = 0
@@ -905,69 +399,6 @@ class Soak(object):
 def summarize(lines):
     counts = collections.Counter(' '.join(line.split()[:3]) for line in lines)
     return ', '.join('%s x%d' % kv for kv in sorted(counts.items()))
-
-
-def mentions(path, word):
-    try:
-        with open(path) as handle:
-            return word in handle.read()
-    except OSError:
-        return False
-
-
-def processes():
-    """{pid: (parent pid, command line)} of the live processes (zombies left out)."""
-    found = {}
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open('/proc/%s/stat' % entry) as handle:
-                fields = handle.read().rpartition(')')[2].split()
-            with open('/proc/%s/cmdline' % entry, 'rb') as handle:
-                cmdline = handle.read().replace(b'\0', b' ').decode('utf-8', 'replace')
-        except OSError:
-            continue
-        if fields[0] != 'Z':
-            found[int(entry)] = (int(fields[1]), cmdline)
-    return found
-
-
-def kill_tree(pid, sig):
-    """Signal ``pid`` and every process under it (whatever their session); the pids signalled."""
-    table = processes()
-    pids, queue = [], [pid]
-    while queue:
-        current = queue.pop()
-        pids.append(current)
-        queue.extend(child for child, (parent, _cmd) in table.items() if parent == current and child not in pids)
-    for each in pids:
-        try:
-            os.kill(each, sig)
-        except ProcessLookupError:
-            pass
-    return pids
-
-
-def leftovers(marker):
-    """Live processes of one run: those whose command line names its vars file (ansible-playbook and its
-    workers), and every process under them (the modules)."""
-    table = processes()
-    roots = [pid for pid, (_parent, cmdline) in table.items() if marker in cmdline]
-    found, queue = [], list(roots)
-    while queue:
-        current = queue.pop()
-        found.append(current)
-        queue.extend(child for child, (parent, _cmd) in table.items() if parent == current and child not in found)
-    return sorted(found)
-
-
-def port_open(port):
-    try:
-        socket.create_connection(('127.0.0.1', port), timeout=1).close()
-        return True
-    except OSError:
-        return False
 
 
 def parse_args(argv=None):

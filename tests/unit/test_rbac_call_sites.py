@@ -122,6 +122,20 @@ CALL_SITES = {
     # Config rollouts: the ConfigMaps and Secrets the pods use (config/rollout.py RESOURCES).
     ('module_utils/config/rollout.py', 'ConfigRollout._object', 'get_managed'):
         perms(['get'], [('', 'configmaps'), ('', 'secrets')]),
+    # config_data (config/data.py): the objects' data written, their data from before kept beside them and deleted.
+    ('module_utils/config/data.py', 'ConfigData._kept', 'GET'): perms(['get'], [('', 'configmaps'), ('', 'secrets')]),
+    ('module_utils/config/data.py', 'ConfigData._put', 'PATCH'): perms(['patch'], [('', 'configmaps'), ('', 'secrets')]),
+    ('module_utils/config/data.py', 'ConfigData._put', 'get_managed'):
+        perms(['get'], [('', 'configmaps'), ('', 'secrets')]),
+    ('module_utils/config/data.py', 'ConfigData._write', 'POST'): perms(['create'], [('', 'configmaps'), ('', 'secrets')]),
+    ('module_utils/config/data.py', 'ConfigData._write', 'PUT'): perms(['update'], [('', 'configmaps'), ('', 'secrets')]),
+    ('module_utils/config/data.py', 'ConfigData.discard', 'DELETE'):
+        perms(['delete'], [('', 'configmaps'), ('', 'secrets')]),
+    ('module_utils/config/data.py', 'ConfigData.restore', 'PATCH'): perms(['patch'], [('', 'configmaps'), ('', 'secrets')]),
+    ('module_utils/config/data.py', 'ConfigData.restore', 'get_managed'):
+        perms(['get'], [('', 'configmaps'), ('', 'secrets')]),
+    ('module_utils/config/data.py', 'ConfigData.apply', 'SSAR'): perms(
+        ['create', 'update', 'patch', 'delete'], [('', 'configmaps'), ('', 'secrets')]),
     # Checks of permissions defined elsewhere (each read at its definition: prepull.PERMISSIONS, the operation's and
     # the drainer's permissions).
     ('module_utils/rollout/plan.py', 'PlanStep._prepare', 'SSAR'): [],

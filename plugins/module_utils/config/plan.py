@@ -32,10 +32,12 @@ def _started(pod, name):
     return record.parse_time(running.get('startedAt')) if isinstance(running, dict) else None
 
 
-def plan_pod(pod, objects, scope=None):
+def plan_pod(pod, objects, scope=None, cutoff=None):
     """PodConfig of ``pod``: ``objects`` {ref: object as read, or None when missing}; ``scope``: the refs to
     consider (None: every object the pod uses, rollout_config auto). A missing object restarts nothing (the
-    kubelet keeps what it had; an optional reference has nothing)."""
+    kubelet keeps what it had; an optional reference has nothing). ``cutoff`` (a rollback of config_data: when the
+    new data was written): a container started before it never ran the new data, so it runs the data written back
+    and is given it without a restart."""
     recorded = record.read(pod)
     restarts, given = {}, {}
     for name, uses in usage.consumers(pod.get('spec')).items():
@@ -50,6 +52,8 @@ def plan_pod(pod, objects, scope=None):
             changed = record.last_change(obj)
             if started is None or changed is None or started > changed:
                 continue   # not running (it starts with the data it finds), or started after the change
+            if cutoff is not None and started < cutoff:
+                continue   # started before the new data was written: it runs the data written back
             if recorded.get(name, {}).get(ref) == now:
                 continue   # it was given this data (the record), the object was written since without a change
             how = '; '.join(usage.describe(use) for use in uses if (use.kind, use.name) == (kind, obj_name))

@@ -43,6 +43,7 @@ class ConfigRollout:
         self.scope = usage.scope(entries)
         self.objects = {}   # ref -> object (None: not found)
         self.containers = Consumers()
+        self.cutoff = None   # a rollback of config_data: when the new data was written (config/plan.py plan_pod)
         self._memo = {}
         if self.scope is not None:
             missing = [ref for ref in sorted(self.scope) if self._object(ref) is None]
@@ -70,13 +71,20 @@ class ConfigRollout:
             ref = usage.ref(kind, name)
             if self.scope is None or ref in self.scope:
                 self._object(ref)
-        found = plan.plan_pod(pod, self.objects, self.scope)
+        found = plan.plan_pod(pod, self.objects, self.scope, self.cutoff)
         self.containers.add(found.restarts)
         if None not in key:
             if len(self._memo) >= MEMO:
                 self._memo.clear()
             self._memo[key] = found
         return found
+
+    def refresh(self, objects, cutoff=None):
+        """After config_data was written (or would be, in check mode): ``objects`` {ref: object now} replace those
+        read, every pod is planned again; ``cutoff``: see plan_pod (a rollback)."""
+        self.objects.update(objects)
+        self.cutoff = cutoff if cutoff is not None else self.cutoff
+        self._memo.clear()
 
     def pending(self, pod):
         """Does a container of the pod still run data from before the change?"""

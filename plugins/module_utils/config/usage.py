@@ -158,17 +158,24 @@ def scope_errors(entries, field='rollout_config'):
     for index, entry in enumerate(entries):
         if entry == AUTO:
             continue
-        kind, _sep, name = str(entry).partition('/')
-        fixed = next((k for k in KINDS if k.lower() == kind.lower()), None)
-        if kind not in KINDS:
-            hint = 'write %s/%s (the kind as Kubernetes spells it)' % (fixed, name) if fixed and name else \
-                'give ConfigMap/NAME or Secret/NAME (for example ConfigMap/app-config), or auto'
+        hint = entry_error(entry)
+        if hint:
             errors.append('%s[%d] %r: %s' % (field, index, str(entry)[:100], hint))
-        elif not name or len(name) > 253 or not set(name) <= _NAME_CHARS or not name[0].isalnum() \
-                or not name[-1].isalnum():
-            errors.append('%s[%d] %r: %r is not an object name (lowercase letters, digits, - and ., at most 253)'
-                          % (field, index, str(entry)[:100], name[:100]))
     return errors
+
+
+def entry_error(entry):
+    """What is wrong with one ``ConfigMap/NAME`` or ``Secret/NAME`` entry, and its fix; None when it is right."""
+    kind, _sep, name = str(entry).partition('/')
+    fixed = next((k for k in KINDS if k.lower() == kind.lower()), None)
+    if kind not in KINDS:
+        return 'write %s/%s (the kind as Kubernetes spells it)' % (fixed, name) if fixed and name else \
+            'give ConfigMap/NAME or Secret/NAME (for example ConfigMap/app-config)%s' % (
+                '' if entry == AUTO else ', or auto')
+    if not name or len(name) > 253 or not set(name) <= _NAME_CHARS or not name[0].isalnum() \
+            or not name[-1].isalnum():
+        return '%r is not an object name (lowercase letters, digits, - and ., at most 253)' % name[:100]
+    return None
 
 
 def scope(entries):

@@ -14,9 +14,8 @@ creates later (scale-up, replacement, ``kubectl rollout restart``) start without
   API server adds the condition with status True. A write whose result already carries the condition
   (our drain setting it False, or any later write of a drained pod) does not match: the policy never
   opens a gate that someone closed. ``ensure_policy()`` makes the pair present or absent.
-- ``heal()`` finds gated pods without the condition (created before the policy, or on a server
-  without it) and sets it True through ``pods/status``, guarded by the pod's resourceVersion, never
-  touching a pod whose condition is present (False means a drain is in progress).
+- ``gate_heal.heal()`` finds gated pods without the condition (created before the policy, or on a server
+  without it) and sets it True through ``pods/status`` (operations/gate_heal.py).
 
 rbac/inplace-k8s-rbac.yml: ClusterRole ``inplace-k8s-readiness-gate-policy`` for the policy pair;
 healing uses the ``inplace-k8s`` role's ``list pods`` and ``patch pods/status``.
@@ -27,11 +26,10 @@ import re
 from collections import namedtuple
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import access, paths
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import STRATEGIC_MERGE_PATCH
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
-    ApiError, ConflictError, NotFoundError, ValidationError,
+    ApiError, NotFoundError, ValidationError,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import drain, podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import gate_heal
 
 GROUP = 'admissionregistration.k8s.io'
 API_VERSION = GROUP + '/v1'
@@ -41,8 +39,6 @@ DEFAULT_GATE = 'inplace.k8s/ready'
 MANAGED_BY = {'app.kubernetes.io/managed-by': 'inplace.k8s'}
 GATE_ANNOTATION = 'inplace.k8s/readiness-gate'
 OPEN_REASON = 'AdmissionPolicy'
-HEAL_REASON = 'Healed'
-HEAL_ATTEMPTS = 5
 NOT_FOUND = 404
 # The actions of converge() that write, and how check mode reports them (the others: unchanged, absent).
 CHECK_MODE_ACTIONS = {'created': 'would_create', 'updated': 'would_update', 'deleted': 'would_delete'}
@@ -293,90 +289,6 @@ def installed_for(kube, gate):
     return found
 
 
-# --------------------------------------------------------------------------- healing
-
-def pod_gate_state(pod, gate):
-    """'not_gated' (the spec does not list the gate), 'terminating', 'stranded' (gated, condition absent),
-    'open' (True) or 'closed' (False: a drain in progress, or a gate someone closed)."""
-    if not drain.has_gate(pod, gate):
-        return 'not_gated'
-    if podstate.is_terminating(pod):
-        return 'terminating'
-    return {None: 'stranded', 'True': 'open'}.get(drain.gate_status(pod, gate), 'closed')
-
-
-def open_patch(pod, gate, now=None):
-    """Strategic merge patch for pods/status: the gate condition True, guarded by the resourceVersion read."""
-    body = drain.gate_patch(gate, True, reason=HEAL_REASON,
-                            message='opened by inplace.k8s.readiness_gate: the condition was absent', now=now)
-    body['metadata'] = {'resourceVersion': podstate.meta(pod, 'resourceVersion')}
-    return body
-
-
-def open_stranded(kube, pod, gate):
-    """Set the gate True on a pod whose condition is absent. Re-reads on conflict and stops as soon as the pod
-    has the condition (someone else opened or closed it) or is gone. Returns (status, pod):
-    'opened', or the pod_gate_state it was found in ('open', 'closed', 'terminating', 'gone')."""
-    namespace, name = podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name')
-    for _attempt in range(HEAL_ATTEMPTS):
-        state = pod_gate_state(pod, gate)
-        if state != 'stranded':
-            return state, pod
-        try:
-            return 'opened', kube.patch_pod(namespace, name, open_patch(pod, gate),
-                                            content_type=STRATEGIC_MERGE_PATCH, subresource='status')
-        except ConflictError:
-            try:
-                pod = kube.get_pod(namespace, name)
-            except NotFoundError:
-                return 'gone', pod
-        except NotFoundError:
-            return 'gone', pod
-    raise ConflictError('pod %s/%s: the readiness gate could not be opened: the pod changed %d times while it was '
-                        'written; run again' % (namespace, name, HEAL_ATTEMPTS), status=409)
-
-
-def select(kube, namespace, label_selectors=None, kind=None, name=None, workload_pods=None):
-    """The pods to look at: a workload's pods (``workload_pods(kube, kind, namespace, name)``, given by the caller:
-    the workload layer is above this one), or the namespace's pods matching the label selectors."""
-    if kind:
-        return workload_pods(kube, kind, namespace, name)
-    pods, _version = kube.list_pods(namespace, ','.join(label_selectors or []) or None)
-    return pods
-
-
-def heal(kube, namespace, gate, label_selectors=None, kind=None, name=None, check_mode=False, workload_pods=None):
-    """Open the gate of every stranded pod of the target; report every gated pod.
-
-    Returns {'changed', 'pods': [{name, uid, state, status}], 'summary', 'stranded', 'opened', 'not_gated'}.
-    ``state`` is what the pod was found in (pod_gate_state); ``status`` what was done: opened / would_open,
-    or the state when nothing was done."""
-    check_gate(gate)
-    pods = sorted(select(kube, namespace, label_selectors, kind, name, workload_pods),
-                  key=lambda p: podstate.meta(p, 'name'))
-    if not check_mode and any(pod_gate_state(p, gate) == 'stranded' for p in pods):
-        access.require(kube, namespace, [('patch', 'pods/status', '')])
-    report = []
-    for pod in pods:
-        state = pod_gate_state(pod, gate)
-        status = state
-        if state == 'stranded':
-            status = 'would_open' if check_mode else open_stranded(kube, pod, gate)[0]
-        report.append({'name': podstate.meta(pod, 'name'), 'uid': podstate.meta(pod, 'uid'), 'state': state,
-                       'status': status})
-    summary = {}
-    for item in report:
-        summary[item['status']] = summary.get(item['status'], 0) + 1
-    summary['total'] = len(report)
-    return {
-        'changed': any(p['status'] in ('opened', 'would_open') for p in report),
-        'pods': report, 'summary': summary,
-        'stranded': [p['name'] for p in report if p['state'] == 'stranded'],
-        'opened': [p['name'] for p in report if p['status'] in ('opened', 'would_open')],
-        'not_gated': [p['name'] for p in report if p['state'] == 'not_gated'],
-    }
-
-
 # --------------------------------------------------------------------------- the module's work
 
 GATE_FIELDS = ('state gate policy_name binding_name namespaces namespace_selector object_selector failure_policy '
@@ -397,11 +309,11 @@ class GateOptions(namedtuple('GateOptions', GATE_FIELDS,
 
 def run(kube, options, check_mode=False, diff=False, workload_pods=None):
     """inplace.k8s.readiness_gate: the policy pair present / absent, or the target's stranded pods healed
-    (``workload_pods``: see select())."""
+    (``workload_pods``: see gate_heal.select())."""
     gate = check_gate(options.gate or DEFAULT_GATE)
     if options.state == 'healed':
-        result = heal(kube, options.namespace, gate, options.label_selectors, options.kind, options.name, check_mode,
-                      workload_pods)
+        result = gate_heal.heal(kube, options.namespace, gate, options.label_selectors, options.kind, options.name,
+                                check_mode, workload_pods)
         result['policies'] = installed_for(kube, gate)
         return result
     match = scope_selectors(options.namespaces, options.namespace_selector, options.object_selector)

@@ -31,14 +31,13 @@ class Waiting:
     def _gone(self, run):
         """failed(pod) of a wait: PodGone when the pod went away (pods/departure.py: not a failure of the change),
         PodFailure when it failed as a whole or its node is not ready (pods/nodes.py), else None."""
-        uid = podstate.meta(run.plan.pod, 'uid')
         node = (run.plan.pod.get('spec') or {}).get('nodeName')
 
         def failed(pod):
             gone = self._departure(run, pod)
             if gone is not None:
                 return gone
-            failure = podstate.pod_failure(pod, uid)
+            failure = podstate.pod_failure(pod)
             if failure:
                 return PodFailure(run.plan.name, *failure)
             lost = self.nodes.trouble(node) if self.nodes is not None else None

@@ -375,13 +375,10 @@ def container_failure(status, restart_policy='Always'):
     return None
 
 
-def pod_failure(pod, uid=None):
-    """(reason, message) if the pod itself is gone, replaced or failed, else None."""
-    if pod is None:
-        return 'PodDeleted', 'the pod was deleted'
-    if uid and meta(pod, 'uid') != uid:
-        return 'PodReplaced', 'the pod was recreated (uid %s -> %s)' % (uid, meta(pod, 'uid'))
-    if phase(pod) == 'Failed':
+def pod_failure(pod):
+    """(reason, message) if the pod failed as a whole (phase Failed), else None. A pod that went away or is going
+    (deleted, replaced, evicted) did not fail: pods/departure.py tells that, and is asked first."""
+    if pod is not None and phase(pod) == 'Failed':
         status = pod.get('status') or {}
         return status.get('reason') or 'PodFailed', status.get('message', '')
     return None

@@ -8,6 +8,7 @@ run's hold on the workload record, and the values pods should have now."""
 
 import time
 
+from ansible_collections.inplace.k8s.plugins.module_utils.config.data import ConfigData
 from ansible_collections.inplace.k8s.plugins.module_utils.config.rollout import ConfigRollout
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import events, prepull
@@ -57,6 +58,9 @@ class RolloutContext:
         # The role calls one module per step: the run is its run_id and the ansible-playbook process.
         pid = lineage.playbook_pid()
         self.owner = record.new_owner(options.run_id or ('playbook-%s' % pid if pid else None), pid=pid)
+        # The config change itself (config/data.py): written by prepare, its kept copies found again by a resumed call.
+        self.config_data = ConfigData(kube, options.namespace, options.changed_data(), self.config._object,
+                                      run=self.owner['run']) if options.changed_data() and self.config else None
         if options.kind:
             self.workload = Workload(kube, options.kind, options.namespace, options.name, clock, sleep)
         self.drainer = drain.drainer(options.readiness_gate, options.drain_label)
@@ -166,12 +170,19 @@ class RolloutContext:
             self._pending[key] = answer
         return answer
 
+    def forget_pending(self):
+        """What the pods are judged against changed (a config rollout's data written or written back): each pod is
+        judged again."""
+        self._pending = {}
+
     def result(self, pods, **extra):
         out = {'changed': False, 'warnings': self.warnings,
                'pods': [dict(podstate.pod_summary(p), ordinal=batching.ordinal(p),
                              updated=not self.pending(p)) for p in pods]}
         if self.config is not None:
             out['config'] = self.config.report(pods)
+        if self.config_data is not None:
+            out['config_data'] = self.config_data.report()
         if self.workload is not None and self.workload.obj is not None:
             out['workload'] = self.workload.status_summary()
             if self.workload.history:

@@ -16,7 +16,7 @@ __metaclass__ = type
 import difflib
 
 from ansible.module_utils.parsing.convert_bool import boolean
-from ansible_collections.inplace.k8s.plugins.module_utils.config import usage
+from ansible_collections.inplace.k8s.plugins.module_utils.config import data, usage
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 
@@ -25,8 +25,8 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batchin
 COUNTS = ('batch_size', 'canary', 'partition', 'max_unavailable')
 # The role's variables (without their prefix) the checks and window() read: what the action rollout_preflight
 # passes them when the role's task gives none (analysis: whether any check is given).
-INPUTS = ('action', 'target', 'images', 'resources', 'restart', 'restart_id', 'config', 'batch_size', 'canary',
-          'partition', 'max_unavailable', 'readiness_gate', 'drain_label', 'enable_drain_label', 'require_drain',
+INPUTS = ('action', 'target', 'images', 'resources', 'restart', 'restart_id', 'config', 'config_data', 'batch_size',
+          'canary', 'partition', 'max_unavailable', 'readiness_gate', 'drain_label', 'enable_drain_label', 'require_drain',
           'window', 'pause_seconds', 'verify_tasks', 'stop_after_batches', 'analysis', 'analysis_after')
 
 
@@ -56,6 +56,8 @@ def input_errors(role):
         errors.append('rollout_config cannot be combined with rollout_images, rollout_resources or rollout_restart: '
                       'a config rollout alone')
     errors.extend(usage.scope_errors(config))
+    errors.extend(data.errors(config, role.get('config_data'), 'rollout_config_data', 'rollout_config',
+                              'rollout_config_data'))
     if restart and (images or resources):
         errors.append('rollout_restart cannot be combined with rollout_images or rollout_resources: restart alone')
     if action == 'release' and 'kind' not in target:

@@ -35,6 +35,8 @@ class OneCall:
         timings; ``progress``: the lines of what this call did. A plan that is not an in-place change
         (recreate) is returned without ``run``."""
         resume = Run.load(self.options.resume) if self.options.resume else None
+        if resume:
+            self.config_data_step.apply_config_data()   # written by the first call: its kept copies found again
         plan = self._resumed(resume) if resume else self.plan_step.prepare()
         if not resume:
             plan['plan_lines'] = report.plan_lines(plan, self.options, self.check_mode)
@@ -184,6 +186,7 @@ class OneCall:
         failed = run.failed_pods or run.analysis_failed
         if failed and self.options.on_failure == 'rollback':
             return self._roll_back_run(run)
+        self.config_data_step.end_config_data(run)
         if run.stopped:
             if self.options.prepull and not self.check_mode:
                 self.delete_prepulled()
@@ -214,7 +217,8 @@ class OneCall:
     def _roll_back_run(self, run):
         """The template and the pods back to the values from before (rollback.py), then the controller
         released (finish)."""
-        run.rollback = back = self.rollback_step.restore_before()
+        run.rollback = back = self.config_data_step.roll_back_config(run) if self.config is not None else \
+            self.rollback_step.restore_before()
         names = [name for group in back.get('groups') or [] for name in group['names']]
         run.progress.append('%s %d pod(s) back to the values from before' % (
             'would roll' if self.check_mode else 'rolled', len(names)))
@@ -240,9 +244,15 @@ class OneCall:
         """The module's result: the plan, the run serialised (the role passes it back as internal.resume)."""
         if run.diff:
             plan['diff'] = run.diff
+        if self.config_data is not None:   # the config change itself: what it wrote (and would, in check mode)
+            plan['config_data'] = self.config_data.report()
+            if self.diff and self.config_data.written:
+                plan['diff'] = [self.config_data.shown_diff()] + list(plan.get('diff') or [])
         plan['changed'] = bool(plan.get('changed') or run.changed or run.rollback)
         plan['run'] = run.to_dict()
         plan['report'] = report.summary(run.plan or report.plan_facts(plan), plan['run'], check_mode=self.check_mode)
+        if self.config_data is not None:
+            plan['report']['config_data'] = plan['config_data']
         plan['progress'] = run.progress
         plan['warnings'] = unique(self.warnings)
         return plan

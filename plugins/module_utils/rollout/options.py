@@ -21,7 +21,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.args import (
     DRAIN_ARG_SPEC, EVENTS_ARG_SPEC, OWNERS_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, default,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.config import usage
+from ansible_collections.inplace.k8s.plugins.module_utils.config import data, usage
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import validate_images
 from ansible_collections.inplace.k8s.plugins.module_utils.options import STRATEGIES, check_bounds
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, progress
@@ -39,6 +39,8 @@ ROLLOUT_ARG_SPEC = {
     'restart': {'type': 'list', 'elements': 'str'},
     'restart_id': {'type': 'str'},
     'config': {'type': 'list', 'elements': 'str'},
+    'config_data': {'type': 'dict'},
+    'secret_data': {'type': 'dict', 'no_log': True},
     'allow_recreate': {'type': 'bool', 'default': False},
     'batch_size': {'type': 'str', 'default': '1'},
     'max_unavailable': {'type': 'str'},
@@ -122,7 +124,8 @@ class RolloutOptions(namedtuple('RolloutOptions', [name for name, _default in RU
             raise ValidationError('give images, resources or restart, or config alone')
         if self.config and (self.images or self.resources or self.restart):
             raise ValidationError('config cannot be combined with images, resources or restart in one rollout')
-        config_errors = usage.scope_errors(self.config, 'config')
+        config_errors = usage.scope_errors(self.config, 'config') or data.split_errors(
+            self.config_data, self.secret_data) or data.errors(self.config, self.changed_data())
         if config_errors:
             raise ValidationError('%s; nothing was changed' % '; '.join(config_errors))
         if self.images:
@@ -145,6 +148,10 @@ class RolloutOptions(namedtuple('RolloutOptions', [name for name, _default in RU
         if self.restart and (self.images or self.resources):
             raise ValidationError('restart cannot be combined with images or resources in one rollout')
         return self
+
+    def changed_data(self):
+        """The config change itself: config_data (ConfigMaps) and secret_data (Secrets) as one mapping."""
+        return dict(self.config_data or {}, **(self.secret_data or {})) or None
 
     def step(self):
         """The batch the module's own options name (state batch, gate, sync)."""

@@ -23,10 +23,11 @@ class PlanStep:
     """The prepare step of a rollout, an object of its own: ``prepare()`` is its interface. Its dependencies are
     passed in: ``shared``, what the steps share (rollout/context.py RolloutContext: the options, the client, the
     workload and its pods, the hold, the Events, the result shape; prepare's list of the pods is kept there for the
-    first window, keep_listing). It owns a StatefulSet's partition in this run (``partition``, set by prepare)."""
+    first window, keep_listing), and ``config_data``, the config_data step (rollout/configdata.py) that writes a
+    config rollout's change first. It owns a StatefulSet's partition in this run (``partition``, set by prepare)."""
 
-    def __init__(self, shared):
-        self.shared = shared
+    def __init__(self, shared, config_data):
+        self.shared, self.config_data = shared, config_data
         self.partition = None
 
     def prepare(self):
@@ -58,11 +59,12 @@ class PlanStep:
         if shared.options.prepull and shared.images and not shared.check_mode:
             # The batches create pre-pull pods: refused here, before the workload is held, without the right.
             access.require(shared.kube, shared.options.namespace, prepull.PERMISSIONS)
+        written = self.config_data.apply_config_data() or None   # the config change itself first (rollout/configdata.py)
         w = shared.workload
         if w is not None:
             w.read()
             if shared.restart:
-                return self._plan(w.pods(), mode='restart')
+                return self._plan(w.pods(), mode='restart', changed=written)
             refusals = template_refusals(w.template, shared.images, shared.resources)
             if refusals:
                 return self._recreate(refusals)
@@ -92,7 +94,7 @@ class PlanStep:
                 labels, revision = w.revision(shared.options.wait_timeout)
             return self._plan(pods, mode='in_place', changed=changed, labels=labels, revision=revision,
                               template_changed=template_changes)
-        return self._plan(shared.pods(), mode='restart' if shared.restart else 'in_place')
+        return self._plan(shared.pods(), mode='restart' if shared.restart else 'in_place', changed=written)
 
     def _unfinished_rollback(self, w, held):
         """Resuming the workload's held rollout: refuse another target (ValidationError, nothing written); True

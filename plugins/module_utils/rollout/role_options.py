@@ -51,6 +51,16 @@ def _config(value):
     return ([value] if isinstance(value, str) else list(value)) if value else None
 
 
+def _data_of(secrets):
+    """rollout_config_data split for the module: a ConfigMap's data as config_data, a Secret's as secret_data (an
+    option whose values Ansible never shows nor logs); omitted when there is none."""
+    def convert(value):
+        if not isinstance(value, dict):
+            return value or None
+        return dict((ref, data) for ref, data in value.items() if str(ref).startswith('Secret/') == secrets) or None
+    return convert
+
+
 def _target(field):
     return lambda target: (target or {}).get(field)
 
@@ -66,6 +76,8 @@ OPTIONS = {
     'resources': ('resources', _or_omit),
     'restart': ('restart', _or_omit),
     'config': ('config', _config),
+    'config_data': ('config_data', _data_of(False)),
+    'secret_data': ('config_data', _data_of(True)),
     'allow_recreate': ('allow_recreate', _as_is),
     'batch_size': ('batch_size', _string),
     'max_unavailable': ('max_unavailable', _string_or_omit),

@@ -31,6 +31,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.finish import FinishStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.budget_gate import BudgetGate
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.health import HealthWatch
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.configdata import ConfigDataStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.labeldrain import LabelDrainStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.loop import OneCall
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import RolloutOptions
@@ -47,18 +48,20 @@ class Rollout(OneCall, RolloutContext):
 
     def __init__(self, kube, options, check_mode=False, budget_gate=BudgetGate, health_watch=HealthWatch,
                  plan_step=PlanStep, sync_step=SyncStep, batch_step=BatchStep, finish_step=FinishStep,
-                 rollback_step=RollbackStep, label_drain_step=LabelDrainStep, **shared):
+                 rollback_step=RollbackStep, label_drain_step=LabelDrainStep, config_data_step=ConfigDataStep,
+                 **shared):
         """``budget_gate``, ``health_watch``, ``plan_step``, ``sync_step``, ``batch_step``, ``finish_step``,
-        ``rollback_step``, ``label_drain_step``: the classes (or factories) of those steps, each given what the
-        steps share (rollout/context.py) and the steps it uses: batch the budget gate and the sync step; finish the
-        sync step; rollback the sync and finish steps and the batch step's run_change; label drain the finish
-        step."""
+        ``rollback_step``, ``label_drain_step``, ``config_data_step``: the classes (or factories) of those steps,
+        each given what the steps share (rollout/context.py) and the steps it uses: batch the budget gate and the
+        sync step; config_data the batch step's run_change; plan the config_data step; finish the sync step;
+        rollback the sync and finish steps and the batch step's run_change; label drain the finish step."""
         super().__init__(kube, options, check_mode, **shared)
         self.budget_gate = budget_gate(self)
         self.health = health_watch(self)
-        self.plan_step = plan_step(self)
         self.sync_step = sync_step(self)
         self.batch_step = batch_step(self, self.budget_gate, self.sync_step)
+        self.config_data_step = config_data_step(self, self.batch_step.run_change)
+        self.plan_step = plan_step(self, self.config_data_step)
         self.finish_step = finish_step(self, self.sync_step)
         self.rollback_step = rollback_step(self, self.sync_step, self.finish_step, self.batch_step.run_change)
         self.label_drain_step = label_drain_step(self, self.finish_step)

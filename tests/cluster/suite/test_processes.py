@@ -143,6 +143,20 @@ def test_exec_and_logs_through_the_api_server(core, ns):
     assert "started:" in logs(core, ns, "p")
 
 
+def test_exec_reads_a_volume_at_its_mount_path_as_the_kubelet_projects_it(core, ns):
+    """Exec maps a mount's container path to what the kubelet projected there (the runtime makes no mount
+    namespace): a configMap volume's file, then its new content after the kubelet's next sync of the pod."""
+    core.create_namespaced_config_map(ns, {"metadata": {"name": "cfg"}, "data": {"mode": "blue"}})
+    create_ready_pod(core, ns, pod_manifest("p", [ctr("app", "registry.example/web:1.0", volumeMounts=[
+        {"name": "cfg", "mountPath": "/etc/app"}])], volumes=[{"name": "cfg", "configMap": {"name": "cfg"}}]))
+    assert exec_in(core, ns, "p", ["cat", "/etc/app/mode"]) == "blue"
+    core.patch_namespaced_config_map("cfg", ns, {"data": {"mode": "green"}})
+    # The kubelet's sync period here is 10 s (tests/cluster/node.go), plus its watch of the ConfigMap.
+    wait_for("the new content at the mount path", lambda: exec_in(core, ns, "p", ["cat", "/etc/app/mode"]) == "green",
+             90, interval=2)
+    assert "No such file" in exec_in(core, ns, "p", ["cat", "/etc/app/nope"])
+
+
 def test_sigterm_by_exec_restarts_and_ignoreterm_ignores_it(core, ns):
     create_ready_pod(core, ns, pod_manifest("p", [ctr("app", "registry.example/web:1.0")]))
     exec_in(core, ns, "p", ["kill", "-TERM", "1"])

@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.join(ROOT, 'tests', 'soak'))
 moves = importlib.import_module('moves')     # by name, as soak.py imports them (tests/soak on the path)
 judge = importlib.import_module('judge')
 soak = importlib.import_module('soak')
+faults = importlib.import_module('faults')
 GATE = 'inplace.k8s/ready'
 NODES = ['node-1', 'node-2', 'node-3']
 
@@ -218,8 +219,8 @@ def test_a_pod_write_after_the_runs_last_list_is_for_the_next_run(tmp_path):
     log = tmp_path / 'r0.log'
     log.write_text('CUSTOM STATS: ****\n\tRUN: {"rollout_result": {"verified_at": "2026-11-28T20:51:07.250Z"}}\n')
     after = {'landed': True, 'sent_at': 1795899067.6, 'note': 'pod db-5 set'}
-    soak.Soak.after_verified(after, str(log))
+    faults.Faults.after_verified(after, str(log))
     assert after['landed'] is False and 'for the next run' in after['note']
     before = {'landed': True, 'sent_at': 1795899066.9, 'note': 'pod db-5 set'}
-    soak.Soak.after_verified(before, str(log))
+    faults.Faults.after_verified(before, str(log))
     assert before['landed'] is True and before['note'] == 'pod db-5 set'

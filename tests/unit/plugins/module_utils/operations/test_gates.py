@@ -10,68 +10,14 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import (
-    ApiError, ConflictError, ForbiddenError, NotFoundError, ValidationError,
+    ApiError, ForbiddenError, NotFoundError, ValidationError,
 )
-from ansible_collections.inplace.k8s.plugins.module_utils.operations import gates
+from ansible_collections.inplace.k8s.plugins.module_utils.operations import gate_heal, gates
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.operations.gatefakes import GATE, FakeApi, gated
 
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import pod
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
 
-GATE = 'inplace.k8s/ready'
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', '..'))
-
-
-def gated(name, condition=None, deleting=None):
-    """A pod that lists the gate; ``condition`` its status, none when None."""
-    conditions = {'Ready': 'False'}
-    if condition:
-        conditions[GATE] = condition
-    return pod(name, gates=[GATE], conditions=conditions, deleting=deleting)
-
-
-class FakeApi(FakeCluster):
-    """FakeCluster's pods plus what gates.py asks with request(): discovery, the admission objects (stored with
-    server defaults added), SelfSubjectAccessReviews (``denied``: 'verb resource')."""
-
-    def __init__(self, pods=(), served=True, denied=()):
-        super(FakeApi, self).__init__(list(pods), kubelet=False)
-        self.served, self.denied = served, set(denied)
-        self.objects = {}
-        self.writes = []
-        self.rv = 100
-
-    def request(self, method, path, query=None, body=None, content_type=None):
-        if path == access.REVIEW_PATH:
-            attrs = body['spec']['resourceAttributes']
-            return {'status': {'allowed': '%s %s' % (attrs['verb'], attrs['resource']) not in self.denied}}
-        if path == '/apis/' + gates.API_VERSION:
-            if not self.served:
-                raise NotFoundError('the server could not find the requested resource', status=404)
-            return {'resources': [{'name': gates.POLICIES}, {'name': gates.BINDINGS}]}
-        parts = path[len('/apis/' + gates.API_VERSION) + 1:].split('/')
-        resource, name = parts[0], parts[1] if len(parts) > 1 else None
-        if method == 'GET' and name is None:
-            return {'items': [copy.deepcopy(o) for (r, _n), o in sorted(self.objects.items()) if r == resource]}
-        if method == 'GET':
-            if (resource, name) not in self.objects:
-                raise NotFoundError('not found', status=404)
-            return copy.deepcopy(self.objects[(resource, name)])
-        self.writes.append((method, resource, name or body['metadata']['name']))
-        if method == 'DELETE':
-            return self.objects.pop((resource, name))
-        if method == 'PUT' and body['metadata'].get('resourceVersion') != \
-                self.objects[(resource, name)]['metadata']['resourceVersion']:
-            raise ConflictError('modified', status=409)
-        stored = copy.deepcopy(body)
-        self.rv += 1
-        stored['metadata'].update(resourceVersion=str(self.rv), uid='u')
-        if resource == gates.POLICIES:      # server defaults
-            stored['spec']['matchConstraints'].setdefault('matchPolicy', 'Equivalent')
-            stored['spec']['matchConstraints']['resourceRules'][0].setdefault('scope', '*')
-        self.objects[(resource, stored['metadata']['name'])] = stored
-        return copy.deepcopy(stored)
 
 
 # ---- input
@@ -195,72 +141,6 @@ def test_installed_for_lists_our_policies_of_the_gate():
     assert gates.installed_for(FakeApi(served=False), GATE) is None
 
 
-# ---- healing
-
-def test_pod_gate_states():
-    assert gates.pod_gate_state(gated('a'), GATE) == 'stranded'
-    assert gates.pod_gate_state(gated('a', condition='True'), GATE) == 'open'
-    assert gates.pod_gate_state(gated('a', condition='False'), GATE) == 'closed'
-    assert gates.pod_gate_state(pod('a', conditions={'Ready': 'False'}), GATE) == 'not_gated'
-    assert gates.pod_gate_state(gated('a', deleting=True), GATE) == 'terminating'
-
-
-def test_heal_opens_only_stranded_pods_and_reports_each():
-    api = FakeApi([gated('a'), gated('b', condition='False'), gated('c', condition='True'),
-                   pod('d', conditions={'Ready': 'False'}), gated('e', deleting=True)])
-    plan = gates.heal(api, 'shop', GATE, check_mode=True)
-    assert plan['changed'] and plan['opened'] == ['a'] and plan['stranded'] == ['a']
-    assert [p['status'] for p in plan['pods']] == ['would_open', 'closed', 'open', 'not_gated', 'terminating']
-    assert not [c for c in api.calls if c[0] == 'patch']
-
-    done = gates.heal(api, 'shop', GATE)
-    assert done['opened'] == ['a'] and done['not_gated'] == ['d']
-    assert done['summary'] == {'opened': 1, 'closed': 1, 'open': 1, 'not_gated': 1, 'terminating': 1, 'total': 5}
-    assert [c for c in api.calls if c[0] == 'patch'] == [('patch', 'a', 'status')]
-    condition = [c for c in api.pods['a']['status']['conditions'] if c['type'] == GATE][0]
-    assert condition['status'] == 'True' and condition['reason'] == gates.HEAL_REASON
-    assert [c['status'] for c in api.pods['b']['status']['conditions'] if c['type'] == GATE] == ['False']
-
-    assert not gates.heal(api, 'shop', GATE)['changed']            # idempotent
-
-
-def test_heal_never_opens_a_gate_closed_between_the_list_and_the_write():
-    api = FakeApi([gated('a')])
-
-    def drain_first(cluster, name):
-        cluster.pods[name]['status']['conditions'].append({'type': GATE, 'status': 'False'})
-        cluster.pods[name]['metadata']['resourceVersion'] = '2'
-    api.before_write = drain_first
-    result = gates.heal(api, 'shop', GATE)
-    assert result['pods'][0]['status'] == 'closed' and not result['changed']
-    assert [c['status'] for c in api.pods['a']['status']['conditions'] if c['type'] == GATE] == ['False']
-
-
-def test_heal_retries_a_conflict_and_reports_a_pod_that_went_away():
-    api = FakeApi([gated('a'), gated('b')])
-
-    def touch(cluster, name):
-        cluster.pods[name]['metadata']['resourceVersion'] = '7'     # someone else wrote, gate still absent
-    api.before_write = touch
-    assert gates.heal(api, 'shop', GATE)['opened'] == ['a', 'b']
-
-    api = FakeApi([gated('a')])
-
-    def delete(cluster, name):
-        cluster.pods[name]['metadata']['resourceVersion'] = '9'
-        cluster.pods.pop('gone', None)
-        api.get_pod = lambda namespace, pod_name: FakeCluster.get_pod(cluster, namespace, 'gone')
-    api.before_write = delete
-    assert gates.heal(api, 'shop', GATE)['pods'][0]['status'] == 'gone'
-
-
-def test_heal_needs_patch_pods_status_before_writing():
-    api = FakeApi([gated('a')], denied=['patch pods'])
-    with pytest.raises(ForbiddenError, match='patch pods/status in namespace shop'):
-        gates.heal(api, 'shop', GATE)
-    assert not [c for c in api.calls if c[0] == 'patch']
-
-
 def test_run_dispatches_and_drops_the_diff_without_diff_mode():
     api = FakeApi([gated('a')])
     params = {'state': 'present', 'gate': GATE, 'namespaces': ['shop'], 'namespace_selector': None,
@@ -281,7 +161,7 @@ def test_healed_for_a_workload_takes_its_pods_from_the_workload_layer_given():
                                              'kind': 'Deployment', 'name': 'web'})
     healed = gates.run(api, options, workload_pods=workload_pods)
     assert asked == [('Deployment', 'shop', 'web')]
-    assert healed['opened'] == ['a', 'b'] and gates.pod_gate_state(api.pods['c'], GATE) == 'stranded'
+    assert healed['opened'] == ['a', 'b'] and gate_heal.pod_gate_state(api.pods['c'], GATE) == 'stranded'
 
 
 @pytest.mark.parametrize('status, missing', [(404, True), (500, False)])

@@ -134,12 +134,12 @@ def test_container_failure(state, policy, failure):
 
 
 def test_pod_failure(web_pod):
-    uid = web_pod['metadata']['uid']
-    assert podstate.pod_failure(web_pod, uid) is None
-    assert podstate.pod_failure(None, uid)[0] == 'PodDeleted'
-    assert podstate.pod_failure(web_pod, 'other')[0] == 'PodReplaced'
-    web_pod['status'].update(phase='Failed', reason='Evicted', message='node out of memory')
-    assert podstate.pod_failure(web_pod, uid) == ('Evicted', 'node out of memory')
+    assert podstate.pod_failure(web_pod) is None
+    assert podstate.pod_failure(None) is None   # gone: a departure (pods/departure.py), not a failure
+    web_pod['status'].update(phase='Failed', reason='OutOfcpu', message='Node didn\'t have enough resource: cpu')
+    assert podstate.pod_failure(web_pod) == ('OutOfcpu', "Node didn't have enough resource: cpu")
+    web_pod['status'].update(reason=None, message='')
+    assert podstate.pod_failure(web_pod) == ('PodFailed', '')
 
 
 def test_fixture_statuses_look_real(web_pod):

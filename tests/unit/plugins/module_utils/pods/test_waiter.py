@@ -11,7 +11,7 @@ import time
 import pytest
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import PodFailure, WaitTimeout
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, waiter
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import departure, waiter
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import wait_until
 
 
@@ -81,12 +81,12 @@ def test_failure_stops_early_and_deleted_pod_is_none(web_pod):
     kube.push('DELETED', version(web_pod, 102))
 
     def failed(pod):
-        reason = podstate.pod_failure(pod, web_pod['metadata']['uid'])
+        reason = departure.departure(pod, web_pod['metadata']['uid'])
         return PodFailure('web-0', *reason) if reason else None
     with pytest.raises(PodFailure) as caught:
         watcher.wait_for('web-0', lambda p: False, failed, timeout=5)
     watcher.stop()
-    assert caught.value.reason == 'PodDeleted'
+    assert caught.value.reason == 'deleted'
 
 
 def test_timeout(web_pod):
