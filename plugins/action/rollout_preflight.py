@@ -6,7 +6,7 @@
 
 The inputs checked in Python (rollout/inputs.py), not in the Jinja of a task: the Jinja check and the lookup of the
 role's argument spec were a fixed cost of every run (docs/performance.md, "Facts behind the code"). The run's id,
-start, restart id and whether it runs as a sliding window are returned (registered by the role: __rollout_start).
+start, restart id, whether it runs as a sliding window and the name of the readiness gate's policy are returned (registered by the role: __rollout_start).
 Not set as facts: facts an action other than set_fact returns are host facts, below the registered variables
 they would reset."""
 
@@ -21,6 +21,7 @@ import yaml
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.gates import default_policy_name
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import role_options
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.inputs import (
     INPUTS, input_errors, unknown_variables_message, window)
@@ -55,7 +56,9 @@ class ActionModule(ActionBase):
             run_id='rollout-%x' % random.SystemRandom().getrandbits(63),
             started=now,
             restart_id=role.get('restart_id') or time.strftime('restart-%Y%m%dT%H%M%S', time.gmtime(now)),
-            window=window(role))
+            window=window(role),
+            # The readiness gate's policy as readiness_gate names it by default (gates.yml installs it).
+            gate_policy=default_policy_name(role['readiness_gate']) if role.get('readiness_gate') else None)
         return result
 
     def _role_inputs(self, task_vars):

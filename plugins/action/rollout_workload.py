@@ -15,7 +15,11 @@ collection), and never passes on a ``progress_file`` it did not make (the module
 rollout/progress.py).
 
 The role's tasks name the state and what the run computed; with ``internal.role_variables`` this action adds the
-options that come from the role's variables (rollout/role_options.py, the one mapping; what the task names wins)."""
+options that come from the role's variables (rollout/role_options.py, the one mapping; what the task names wins),
+and to the results of the role's calls the text the role prints (rollout/messages.py): ``lines`` of states
+drain_label and rollback, ``failure`` of state rollout (with ``internal.analysis_summary``, the role's, which the
+module does not take). State drain_label for pods chosen by label selectors runs no module: there is no workload to
+read, only the lines to show."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -28,7 +32,9 @@ import threading
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import role_options
+from ansible.module_utils.parsing.convert_bool import boolean
+
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import messages, role_options
 
 display = Display()
 
@@ -88,10 +94,16 @@ class ActionModule(ActionBase):
                 '(nothing was changed). Remove internal from this task: run the rollout through the role, or use '
                 "the module's documented options (state, stop_after_batches, ...)" % ROLE))
             return result
+        role_call, summary = False, None
         if isinstance(args.get('internal'), dict):
             args['internal'] = dict((k, v) for k, v in args['internal'].items() if k != 'progress_file')
-            if args['internal'].pop('role_variables', False):
+            summary = args['internal'].pop('analysis_summary', None)
+            role_call = bool(args['internal'].pop('role_variables', False))
+            if role_call:
                 args = self._with_role_variables(args, task_vars or {})
+        if role_call and args.get('state') == 'drain_label' and not args.get('kind'):
+            result.update(changed=False, drain_label={}, lines=self._lines(args, result, task_vars or {}))
+            return result
         wrap_async = bool(self._task.async_val) and not self._connection.has_native_async
         reader = path = None
         if self._shows_progress(args):
@@ -110,7 +122,31 @@ class ActionModule(ActionBase):
                 os.unlink(path)
         if not wrap_async:
             self._remove_tmp_path(self._connection._shell.tmpdir)
+        if role_call and not result.get('failed'):
+            result.update(self._messages(args, result, summary, task_vars or {}))
         return result
+
+    def _messages(self, args, result, summary, task_vars):
+        """The text the role prints of this call's result (rollout/messages.py)."""
+        state = args.get('state')
+        if state in ('drain_label', 'rollback'):
+            return {'lines': self._lines(args, result, task_vars)}
+        run = result.get('run')
+        if state != 'rollout' or not isinstance(run, dict) or run.get('point'):
+            return {}
+        internal = args.get('internal') or {}
+        point = (internal.get('resume') or {}).get('point') or {}
+        analysis = {'after': point.get('after'), 'outcome': internal.get('analysis'), 'summary': summary}
+        return {'failure': messages.failure(result.get('report') or {}, run.get('recreated'), analysis)}
+
+    def _lines(self, args, result, task_vars):
+        check_mode = bool(self._play_context.check_mode)
+        if args.get('state') == 'rollback':
+            return messages.rollback_lines(result.get('groups'), check_mode)
+        variables = role_options.templated(self._templar, task_vars, ['rollout_enable_drain_label'])
+        return messages.drain_label_lines(args.get('drain_label'), result.get('drain_label'),
+                                          workload=bool(args.get('kind')), check_mode=check_mode,
+                                          enabling=boolean(variables.get('rollout_enable_drain_label', False)))
 
     def _with_role_variables(self, args, task_vars):
         """``args`` with the options of its state that come from the role's variables (the task's own win);

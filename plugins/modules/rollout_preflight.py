@@ -74,4 +74,11 @@ window:
   returned: success
   type: bool
   sample: true
+gate_policy:
+  description:
+    - The name M(inplace.k8s.readiness_gate) gives the policy of C(rollout_readiness_gate) by default, when it is set
+      (the role installs the policy under it with C(rollout_install_gate_policy)).
+  returned: success
+  type: str
+  sample: inplace-k8s-gate-inplace-k8s-ready
 '''

@@ -344,6 +344,26 @@ report:
       docs/rollouts.md describes each field.
   returned: rollout, rollback, release
   type: dict
+points_left:
+  description:
+    - How many points (RV(run.point)) the run can still reach, the one it stands at included, 0 when it ended - an
+      upper bound (a run that stops early, or needs no step for pods the plan did not have, reaches fewer). The role
+      runs its loop of points (verification tasks, analyses, the next call) that many turns at most.
+  returned: rollout, with RV(run)
+  type: int
+lines:
+  description:
+    - The role's report of the result - of V(drain_label), the drain label's state (pods, template, Service) and what
+      O(drain_label) would write or wrote; of V(rollback), how many pods went back to which values.
+  returned: drain_label and rollback, called by the role C(inplace.k8s.rollout)
+  type: list
+  elements: str
+failure:
+  description:
+    - Why the rollout did not reach its target (failed pods, pods not started, a failed or inconclusive analysis, pods
+      recreated) and the ways out, as the role fails with it; empty when it reached its target.
+  returned: rollout, when the run ended, called by the role C(inplace.k8s.rollout)
+  type: str
 relabelled:
   description: Pods given the new revision labels (or marked restarted).
   returned: batch

@@ -10,7 +10,7 @@ returned as ``run.resume``) and the analysis' outcome, and the loop goes on from
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import report
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import points, report
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import unique
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import Step
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.progress import Progress
@@ -160,15 +160,8 @@ class OneCall:
 
     def _point(self, run, index):
         """Where Ansible acts after step ``index``: the user's verification tasks, an analysis, or None."""
-        after = self._analysis_after()
-        last = index + 1 == len(run.batches)
-        canary = index == 0 and run.canary
-        analysis = ('canary' in after) if canary else ('batch' in after and not (last and 'end' in after))
-        verify = bool(self.options.verify) and not run.recreated
-        if not (analysis and not self.check_mode or verify):
-            return None
-        return {'after': 'the canary' if canary else 'batch %d' % (index + 1), 'verify': verify,
-                'analysis': bool(analysis and not self.check_mode)}
+        return points.after(index, len(run.batches), index == 0 and run.canary, self._analysis_after(),
+                            bool(self.options.verify) and not run.recreated, self.check_mode)
 
     def _judge_analysis(self, run, outcome):
         """The outcome of the analysis at the point the previous call returned: a failure is a failed step
@@ -254,6 +247,11 @@ class OneCall:
         if self.config_data is not None:
             plan['report']['config_data'] = plan['config_data']
         plan['progress'] = run.progress
+        # How many turns the role's loop of points takes (the first call's): rollout/points.py.
+        plan['points_left'] = points.left(
+            run, self._analysis_after(), bool(self.options.verify), self.check_mode,
+            sweeps=0 if self.check_mode or self.restart else SWEEPS - (run.sweeps or 0),
+            end=(run.mode or plan.get('mode')) != 'unchanged')
         plan['warnings'] = unique(self.warnings)
         return plan
 

@@ -67,7 +67,9 @@ def test_restart_without_drain_fails_requests_and_with_drain_none(core, ns, tmp_
     restart_in_place(core, ns, "a", "registry.example/web:2.0-slow2")
     rep = finish(proc, out)
     assert rep["failed"] > 0, rep
-    assert set(rep["failures"]) <= {"connection refused", "timeout"}, rep["failures"]
+    # What a restart without a drain does to requests: refused while nothing listens, reset when the process
+    # stops with one in flight, or no answer in time.
+    assert set(rep["failures"]) <= {"connection refused", "connection reset", "timeout"}, rep["failures"]
     assert rep["by_pod"]["a"]["failed"] == rep["failed"]
 
     # The same with -drain4: the app keeps serving 4 s after SIGTERM while its

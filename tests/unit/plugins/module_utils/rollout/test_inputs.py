@@ -101,6 +101,9 @@ def test_the_preflight_returns_the_runs_id_and_start(monkeypatch):
     assert re.match(r'^restart-\d{8}T\d{6}$', result['restart_id']) and result['window'] is True and result['started'] > 0
     again = preflight(monkeypatch, dict(GOOD, restart_id='nightly', pause_seconds=5), {})
     assert again['run_id'] != result['run_id'] and again['restart_id'] == 'nightly' and again['window'] is False
+    assert result['gate_policy'] is None
+    gated = preflight(monkeypatch, dict(GOOD, readiness_gate='example.com/Ready'), {})
+    assert gated['gate_policy'] == 'inplace-k8s-gate-example-com-ready'
 
 
 def test_the_preflight_fails_on_every_mistake_and_unknown_variable_at_once(monkeypatch):

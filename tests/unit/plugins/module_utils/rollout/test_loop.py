@@ -132,6 +132,8 @@ def test_the_loop_returns_after_each_step_for_the_verification_tasks_and_resumes
         assert 'finished' not in calls[-1]['run']
         calls.append(resumed(kube, calls[-1], internal={'verify': True}))
     run = calls[-1]['run']
+    # the role's loop of points: 3 steps and at most 2 steps added for pods the plan did not have (sweeps)
+    assert [call['points_left'] for call in calls] == [5, 4, 3, 0]
     # the tasks run after the last step too, before the finish
     assert len(calls) == 4 and run['steps_run'] == 3 and run['finished']['changed'] is True
     assert [len(call['progress']) for call in calls[:3]] == [1, 1, 1] and calls[1]['resumed'] is True
@@ -148,6 +150,7 @@ def test_the_analysis_points_follow_rollout_analysis_after():
     assert second['run']['steps_run'] == 3 and 'finished' not in second['run']
     third = resumed(kube, second, analysis='success', internal={'analysis_after': ['canary', 'end']})
     assert 'point' not in third['run'] and third['run']['finished']['changed'] is True
+    assert [call['points_left'] for call in (first, second, third)] == [2, 1, 0]
 
 
 @pytest.mark.parametrize('on_failure', ['stop', 'rollback'])
