@@ -32,12 +32,21 @@ CHANGES = ('images', 'resources', 'restart')   # the batch step's results per ch
 
 
 class BatchStep:
-    """The batch step of Rollout (rollout/steps.py)."""
+    """The batch step of a rollout, an object of its own: ``run_step(Step)`` (a StepResult), ``batch(Step)`` (state
+    batch: the gate's error raised) and ``run_change(names, change, window, min_ready_seconds)`` (one change of pods
+    through the pod modules' runner: the rollback's too) are its interface. Its dependencies are passed in:
+    ``shared``, what the steps share (rollout/context.py RolloutContext: the options, the client, the workload and
+    its pods, the pods counted done and their failures, the live progress, the Events, the result shape);
+    ``budget_gate`` (rollout/budget_gate.py) and ``sync`` (rollout/sync.py), the steps it runs around the change."""
+
+    def __init__(self, shared, budget_gate, sync):
+        self.shared, self.budget_gate, self.sync = shared, budget_gate, sync
 
     def batch(self, batch=None):
         """State batch (the module's): one batch, a Step of rollout/options.py (default: the one the module's
         options name). A gate that did not let it through fails the call with the step's report."""
-        step = self.run_step(batch or self.options.step())
+        shared = self.shared
+        step = self.run_step(batch or shared.options.step())
         if step.error is not None:
             refused = copy.copy(step.error)   # the gate's own error, with the step's report as its details
             refused.details = {key: value for key, value in step.out.items() if key not in ('changed', 'msg')}
@@ -49,22 +58,23 @@ class BatchStep:
         the pods that did not fail, the verdict. Failed pods do not fail it (the loop decides: halt, roll back,
         max_failed_pods); a StepResult, whose ``error`` is the gate's when it did not let the batch through
         (blocked past wait_timeout, or any other gate error: nothing written)."""
+        shared = self.shared
         names = list(batch.names)
         if not names:
             raise ValidationError('state batch needs names: the pods of the batch')
-        self._synced = None
-        if self.cancel.cancelled():   # the run was cancelled (process/cancel.py): nothing of this batch starts
-            self.cancel.skipped(names)
-            out = self.result([], **_nothing_done(not_started=list(names)))
-            out.update(progress=progress_lines(batch, out, Failures(), self.check_mode), halt=True)
+        self.sync.forget()
+        if shared.cancel.cancelled():   # the run was cancelled (process/cancel.py): nothing of this batch starts
+            shared.cancel.skipped(names)
+            out = shared.result([], **_nothing_done(not_started=list(names)))
+            out.update(progress=progress_lines(batch, out, Failures(), shared.check_mode), halt=True)
             return StepResult(out)
-        unhealthy = self.failures_of_watched()
+        unhealthy = shared.failures_of_watched()
         if unhealthy:
             # A pod counted done earlier is failing now: nothing of this batch is written.
-            out = self.result([], **_nothing_done(failed_pods=unhealthy, **self._progress_now()))
+            out = shared.result([], **_nothing_done(failed_pods=unhealthy, **self._progress_now()))
             return StepResult(self._verdict(batch, out, Failures(unhealthy)))
-        sliding = bool(self.options.window) and not self.check_mode
-        self.tell.before_step(batch, len(self.watched))
+        sliding = bool(shared.options.window) and not shared.check_mode
+        shared.tell.before_step(batch, len(shared.watched))
         try:
             gated = self.budget_gate.gate(names, whole=not sliding)
         except InplaceError as exc:
@@ -73,18 +83,20 @@ class BatchStep:
 
     def _refused_by_gate(self, batch, exc):
         """The step of a batch the gate did not let through: the whole batch failed (blocked, or a conflict)."""
+        shared = self.shared
         whole = WholeBatch(list(batch.names), engine.CONFLICT if isinstance(exc, engine.ConcurrentChange) else BLOCKED,
                            exc.msg)
         out = dict(exc.details, changed=False, msg=exc.msg, failed_pods=[whole.entry()])
         out.setdefault('blocked', [])
         if isinstance(exc, WaitTimeout):
             out.update(self._progress_now())
-        out.update(progress=progress_lines(batch, out, Failures([whole]), self.check_mode),
+        out.update(progress=progress_lines(batch, out, Failures([whole]), shared.check_mode),
                    halt=halts(out, batch))
         return StepResult(out, exc)
 
     def _changed(self, batch, gated, sliding):
         """The change(s) of the batch the gate let through, the sync of its pods, the verdict."""
+        shared = self.shared
         names = list(batch.names)
         window = self._window(batch) if sliding else None
         try:
@@ -98,7 +110,7 @@ class BatchStep:
                                  if pod['status'] == engine.NOT_STARTED) - failed_names)
         gone = gone_pods(changes)
         left = failed_names | set(not_started) | set(item['name'] for item in gone)
-        out, latest = self._synced = self._sync(names=[name for name in names if name not in left])
+        out, latest = self.sync.after_step([name for name in names if name not in left])
         out.update(changes)
         current = {podstate.meta(p, 'name'): p for p in latest}
         # Changed, then deleted and recreated by its controller from the old template under the same name (a
@@ -110,116 +122,123 @@ class BatchStep:
                                          changed_uid[name], current[name]) for name in moved)
         left.update(moved)
         kept = [name for name in names if name not in left and name in current]
-        verified = {} if self.check_mode else {name: watch_entry(current[name], self._watched_containers())
-                                               for name in kept if not self.pending(current[name])}
+        verified = {} if shared.check_mode else {name: watch_entry(current[name], shared.watched_containers())
+                                                 for name in kept if not shared.pending(current[name])}
         if window is not None:
             # Pods counted done that failed while the window ran (it halted then), each once.
             failures.add(item for item in window.failed if item['name'] not in failed_names)
             failed_names.update(item['name'] for item in window.failed)
             gone.extend(item for item in window.gone if item['name'] not in moved)
             out['window'] = window.report()
-        failures.add(item for item in self.failures_of_watched(current.values()) if item['name'] not in failed_names)
+        failures.add(item for item in shared.failures_of_watched(current.values()) if item['name'] not in failed_names)
         # Counted done by the change, yet its spec is off the target now: another writer set it in between
         # (kubectl set image). Reported, not silently left out of the watch (and never overwritten).
         failures.add({'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer after it was '
-                      'updated (it runs %s); not overwritten' % spec_images(current[name], self.images)}
-                     for name in ([] if self.restart or self.check_mode else kept)
-                     if not pod_matches(current[name], self.images, self.resources))
+                      'updated (it runs %s); not overwritten' % spec_images(current[name], shared.images)}
+                     for name in ([] if shared.restart or shared.check_mode else kept)
+                     if not pod_matches(current[name], shared.images, shared.resources))
         out.update(blocked=gated['blocked'], failed_pods=failures.entries(), verified=verified, timings=_timings(changes),
                    not_started=not_started, recreated=[name for name in recreated_pods(changes) if name not in moved],
                    gone=gone, changed=bool(out['changed'] or any(r.get('changed') for r in changes.values())))
-        if self.diff:
+        if shared.diff:
             out['diff'] = [r.pop('diff') for r in changes.values() if r.get('diff')]
         return self._verdict(batch, out, failures)
 
     def _verdict(self, batch, out, failures):
         """The end of a step that ran: its lines, whether the rollout halts, its Event (and a halt's status)."""
+        shared = self.shared
         out['warnings'] = unique(out['warnings'])
-        out.update(progress=progress_lines(batch, out, failures, self.check_mode), halt=halts(out, batch))
-        self.tell_step(batch, out)
+        out.update(progress=progress_lines(batch, out, failures, shared.check_mode), halt=halts(out, batch))
+        shared.tell_step(batch, out)
         return out
 
     def _progress_now(self):
         """{updated, total} of the workload's pods against the values pods should have now."""
-        images, resources = self.values_now()
-        return self._progress(self.pods(), images, resources)
+        shared = self.shared
+        images, resources = shared.values_now()
+        return self.sync.counts(shared.pods(), images, resources)
 
     def _moved(self, name, left, current, changed_uid):
         """The pod of this name was changed, then replaced from the old template by its controller."""
+        shared = self.shared
         if name in left or name not in current:
             return False
         if changed_uid.get(name) in (None, podstate.meta(current[name], 'uid')):
             return False
-        return not pod_matches(current[name], self.images, self.resources)
+        return not pod_matches(current[name], shared.images, shared.resources)
 
     def _prepull_ahead(self, batch):
         """{node: [images]} of the pods of the next batch (``batch.prepull_next``) that still need the images."""
+        shared = self.shared
         wanted = set(batch.prepull_next)
         if not wanted:
             return None
-        images = set(self.images.values())
-        return prepull.targets((pod, images) for pod in self.pods()
-                               if podstate.meta(pod, 'name') in wanted and self.pending(pod))
+        images = set(shared.images.values())
+        return prepull.targets((pod, images) for pod in shared.pods()
+                               if podstate.meta(pod, 'name') in wanted and shared.pending(pod))
 
     def _window(self, batch):
         """The sliding window of this step (rollout.window): as wide as batch_size (capped by max_unavailable),
         over a watch of the workload's pods."""
-        watcher, pods = self.watch_pods()
+        shared = self.shared
+        watcher, pods = shared.watch_pods()
         total = len(pods)
         return Window(
-            watcher, batching.batch_size(total, self.options.batch_size or 1, self.options.max_unavailable),
-            max_unavailable=batching.resolve_count(self.options.max_unavailable, total, 'max_unavailable',
+            watcher, batching.batch_size(total, shared.options.batch_size or 1, shared.options.max_unavailable),
+            max_unavailable=batching.resolve_count(shared.options.max_unavailable, total, 'max_unavailable',
                                                    round_up=False),
-            budgets=[pdb for pdb, _names in self.pdbs(pods)], max_failed=batch.max_failed_pods,
-            timeout=self.options.wait_timeout, watched=self.watched, containers=self._watched_containers(),
-            overwritten=self._overwritten(resources=False), clock=self.clock, progress=self.progress,
-            cancel=self.cancel)
+            budgets=[pdb for pdb, _names in shared.pdbs(pods)], max_failed=batch.max_failed_pods,
+            timeout=shared.options.wait_timeout, watched=shared.watched, containers=shared.watched_containers(),
+            overwritten=shared.overwritten(resources=False), clock=shared.clock, progress=shared.progress,
+            cancel=shared.cancel)
 
     def _change(self, batch, window=None):
         """The in-place change(s) of the batch with the pod modules' operations (runner.run), their options
         built here as the role passed them to inplace_image, inplace_resize, container_recreate: {images|resources|
         restart: that module's result, with failed and msg when it failed}. Resources only after images succeeded.
         With a ``window`` the pods start in their turn, as many at once as it is wide; else all at once."""
+        shared = self.shared
         changes = {}
 
         def run(change, min_ready_seconds=None):
-            return _outcome(lambda: self._run_change(batch.names, change, window, min_ready_seconds))
-        if self.restart:
+            return _outcome(lambda: self.run_change(batch.names, change, window, min_ready_seconds))
+        if shared.restart:
             changes['restart'] = run(RestartChange(
-                containers=None if self.config else list(self.restart),
-                strategy=Strategy(name=self.options.restart_strategy or 'auto'),
-                select=self.config.select if self.config else None))
-        on_failure = self.options.on_failure or 'stop'
-        if self.images:
-            pulling = bool(self.options.prepull)
+                containers=None if shared.config else list(shared.restart),
+                strategy=Strategy(name=shared.options.restart_strategy or 'auto'),
+                select=shared.config.select if shared.config else None))
+        on_failure = shared.options.on_failure or 'stop'
+        if shared.images:
+            pulling = bool(shared.options.prepull)
             # StatefulSet / DaemonSet: the revision labels ride on the image write (one write per pod, no relabel).
-            held = self.workload is not None and self.workload.kind in ('StatefulSet', 'DaemonSet') and \
-                self.workload.held.in_progress
+            held = shared.workload is not None and shared.workload.kind in ('StatefulSet', 'DaemonSet') and \
+                shared.workload.held.in_progress
             changes['images'] = run(ImageChange(
-                self.images, on_failure=on_failure, prepull=pulling, prepull_run=self.owner['run'] if pulling else None,
+                shared.images, on_failure=on_failure, prepull=pulling, prepull_run=shared.owner['run'] if pulling else None,
                 prepull_ahead=self._prepull_ahead(batch) if pulling else None,
-                labels=self._revision_labels() if held and not self.check_mode else None))
-        if self.resources and not changes.get('images', {}).get('failed'):
+                labels=shared.revision_labels() if held and not shared.check_mode else None))
+        if shared.resources and not changes.get('images', {}).get('failed'):
             # After an image change the pods were held min_ready_seconds already; later crashes are
             # caught by the watch of the verified pods.
-            changes['resources'] = run(ResizeChange(self.resources, on_failure=on_failure),
-                                       min_ready_seconds=0 if self.images else None)
+            changes['resources'] = run(ResizeChange(shared.resources, on_failure=on_failure),
+                                       min_ready_seconds=0 if shared.images else None)
         return changes
 
-    def _run_change(self, names, change, window=None, min_ready_seconds=None):
+    def run_change(self, names, change, window=None, min_ready_seconds=None):
         """One change (options.ImageChange, ResizeChange, RestartChange) of the pods ``names`` with the pod modules'
         runner and engine in this process, its options built as the role passed them to inplace_image,
         inplace_resize, container_recreate: that module's result; raises as the module would fail. With a
         ``window`` the pods start in their turn, as many at once as it is wide; else all at once."""
-        target = Target(namespace=self.options.namespace, names=tuple(names),
+        shared = self.shared
+        target = Target(namespace=shared.options.namespace, names=tuple(names),
                         max_concurrency=window.width if window is not None else max(len(names), 1),
-                        force_takeover=bool(self.options.force_takeover), window=window)
-        wait = Wait(timeout=self.options.wait_timeout, min_ready_seconds=self.options.min_ready_seconds or 0
+                        force_takeover=bool(shared.options.force_takeover), window=window)
+        wait = Wait(timeout=shared.options.wait_timeout, min_ready_seconds=shared.options.min_ready_seconds or 0
                     if min_ready_seconds is None else min_ready_seconds)
-        draining = Drain(readiness_gate=self.options.readiness_gate, drain_label=self.options.drain_label,
-                         required=bool(self.options.require_readiness_gate), seconds=self.options.drain_seconds or 0)
-        return runner.run(Task(target, change, wait, draining), self.kube, self.check_mode, self.diff,
-                          self.warnings.append, self.run_command, self.events, self.cancel)
+        draining = Drain(readiness_gate=shared.options.readiness_gate, drain_label=shared.options.drain_label,
+                         required=bool(shared.options.require_readiness_gate), seconds=shared.options.drain_seconds or 0)
+        return runner.run(Task(target, change, wait, draining), shared.kube, shared.check_mode, shared.diff,
+                          shared.warnings.append, shared.run_command, shared.events, shared.cancel)
 
 
 def recreated_pods(changes):

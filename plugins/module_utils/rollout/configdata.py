@@ -14,41 +14,50 @@ SECOND = 1.0   # a container started in the second of a write counts as started 
 
 
 class ConfigDataStep:
-    """The config_data parts of Rollout (rollout/steps.py)."""
+    """The config_data step of a rollout, an object of its own: ``apply_config_data()``, ``end_config_data(run)``
+    and ``roll_back_config(run)`` are its interface. Its dependencies are passed in: ``shared``, what the steps
+    share (rollout/context.py RolloutContext: the options, the config rollout and its config_data, the pods and
+    whether each still needs the change, the clock), and ``run_change``, how one change of pods is made (the batch
+    step's, rollout/batch_step.py)."""
+
+    def __init__(self, shared, run_change):
+        self.shared, self.run_change = shared, run_change
 
     def apply_config_data(self):
         """Prepare (and each later call of the run, which writes nothing then): write the new data, or find what
         an earlier call or run wrote. True when the data was (or would be) written, or a rollback of it is to be
         finished."""
-        data = self.config_data
+        shared = self.shared
+        data = shared.config_data
         if data is None:
             return False
-        written = data.apply(self.check_mode)
+        written = data.apply(shared.check_mode)
         if data.rolling_back:
-            self.warnings.append('config_data: a rollback of this change did not finish; it is finished now (the '
-                                 'containers that run the new data restart) and the change is not applied again')
-            self.config.refresh({}, cutoff=data.cutoff())
+            shared.warnings.append('config_data: a rollback of this change did not finish; it is finished now (the '
+                                   'containers that run the new data restart) and the change is not applied again')
+            shared.config.refresh({}, cutoff=data.cutoff())
             return True
         if written:
-            self.config.refresh(written)
-            self._pending = {}
-            if not self.check_mode:
-                self.sleep(SECOND)
+            shared.config.refresh(written)
+            shared.forget_pending()
+            if not shared.check_mode:
+                shared.sleep(SECOND)
         return bool(written)
 
     def end_config_data(self, run):
         """The run's end: its kept copies deleted when it finished, else named (a rollback or a run again needs
         them)."""
-        data = self.config_data
-        if data is None or self.check_mode or not data.kept:
+        shared = self.shared
+        data = shared.config_data
+        if data is None or shared.check_mode or not data.kept:
             return
         if data.rolling_back:   # a rollback finished by this run: the containers left as they were are recorded
-            pods = self.pods()
-            self.config.mark(pods, [podstate.meta(p, 'name') for p in pods], warn=self.warnings.append)
+            pods = shared.pods()
+            shared.config.mark(pods, [podstate.meta(p, 'name') for p in pods], warn=shared.warnings.append)
         if run.stopped and not run.rolled_back:
-            self.warnings.append('config_data: the data from before stays kept in %s for a rollback: run the same '
-                                 'rollout again to go on, or set rollout_on_failure: rollback; delete it once the '
-                                 'change is done' % ', '.join(data.report()['kept']))
+            shared.warnings.append('config_data: the data from before stays kept in %s for a rollback: run the same '
+                                   'rollout again to go on, or set rollout_on_failure: rollback; delete it once the '
+                                   'change is done' % ', '.join(data.report()['kept']))
             return
         data.discard()
 
@@ -56,26 +65,27 @@ class ConfigDataStep:
         """A config rollout's rollback: the data from before written back, then each container started after the
         new data was written (it runs the new data) restarted again, at once as an image rollback updates its pods;
         the containers started before it are given the data written back (recorded, not restarted)."""
-        data = self.config_data
+        shared = self.shared
+        data = shared.config_data
         if data is None or not data.kept:
-            self.warnings.append('rollback of a config rollout: no data of this run to write back (no '
-                                 'rollout_config_data, or it wrote nothing); the containers keep what they run')
+            shared.warnings.append('rollback of a config rollout: no data of this run to write back (no '
+                                   'rollout_config_data, or it wrote nothing); the containers keep what they run')
             return {'groups': [], 'restored': []}
-        if self.check_mode:
+        if shared.check_mode:
             return {'groups': [], 'restored': [], 'config_data': data.report()}
         cutoff = data.cutoff()
-        self.config.refresh(data.restore(), cutoff=cutoff)
-        self._pending = {}
-        self.sleep(SECOND)
-        pods = self.pods()
-        names = sorted(podstate.meta(p, 'name') for p in pods if self.pending(p))
+        shared.config.refresh(data.restore(), cutoff=cutoff)
+        shared.forget_pending()
+        shared.sleep(SECOND)
+        pods = shared.pods()
+        names = sorted(podstate.meta(p, 'name') for p in pods if shared.pending(p))
         restored = []
         if names:
-            change = RestartChange(strategy=Strategy(name=self.options.restart_strategy or 'auto'),
-                                   select=self.config.select)
-            restored.append({'names': names, 'restart': self._run_change(names, change, min_ready_seconds=0)})
-        pods = self.pods()
-        self.config.mark(pods, [podstate.meta(p, 'name') for p in pods], warn=self.warnings.append)
+            change = RestartChange(strategy=Strategy(name=shared.options.restart_strategy or 'auto'),
+                                   select=shared.config.select)
+            restored.append({'names': names, 'restart': self.run_change(names, change, min_ready_seconds=0)})
+        pods = shared.pods()
+        shared.config.mark(pods, [podstate.meta(p, 'name') for p in pods], warn=shared.warnings.append)
         data.discard()
         run.progress.append('config_data: %s written back' % ', '.join(data.restored))
         return {'groups': [{'names': names}] if names else [], 'restored': restored, 'config_data': data.report()}

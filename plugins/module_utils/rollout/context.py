@@ -49,14 +49,12 @@ class RolloutContext:
         self.config = ConfigRollout(kube, options.namespace, options.config) if options.config else None
         if self.config is not None:
             self.restart = self.config.containers
-        self.watched = options.watch or {}   # the pods counted done so far (grows with each batch of the one call)
+        self._watched = options.watch or {}   # the pods counted done so far (watched; count_done, watch_from)
         self.warnings = []
         self.workload = None
-        self._labels = None   # _revision_labels()
-        self._synced = None   # the last sync of batch(): (result, pods)
+        self._labels = None   # revision_labels()
         self._pending = {}    # pending(): (uid, resourceVersion) -> its answer
-        self._listing = None  # prepare's list of the workload's pods (items, resourceVersion), for the first window
-        self._partition = None   # a StatefulSet's partition in this run (rollout/partition.py), set by prepare
+        self._listing = None  # prepare's list of the workload's pods (keep_listing), for the first window
         # The role calls one module per step: the run is its run_id and the ansible-playbook process.
         pid = lineage.playbook_pid()
         self.owner = record.new_owner(options.run_id or ('playbook-%s' % pid if pid else None), pid=pid)
@@ -66,7 +64,7 @@ class RolloutContext:
         if options.kind:
             self.workload = Workload(kube, options.kind, options.namespace, options.name, clock, sleep)
         self.drainer = drain.drainer(options.readiness_gate, options.drain_label)
-        self.progress = progress.Silent()   # the live progress of state rollout (rollout/loop.py)
+        self._progress = progress.Silent()   # the live progress of state rollout (show_progress: rollout/loop.py)
         # Kubernetes Events of the run (pods' and the workload's) and the workload's status line. The successes told
         # are the rollout's first pods: the role's later steps (with pods counted done) tell fewer, or none.
         self.events = events.Recorder(kube, options.events and not check_mode, self.owner['run'], self.warnings.append,
@@ -74,6 +72,40 @@ class RolloutContext:
         self.tell = Teller(self.events, self.workload)
 
     # ---- shared
+
+    @property
+    def watched(self):
+        """The pods counted done so far: name -> watch entry (rollout/window.py watch_entry)."""
+        return self._watched
+
+    def watch_from(self, entries):
+        """The pods counted done are ``entries`` (a resumed run's)."""
+        self._watched = dict(entries or {})
+
+    def count_done(self, entries):
+        """The pods ``entries`` (a step's ``verified``) are counted done too; the pods counted done now."""
+        self._watched = dict(self._watched, **(entries or {}))
+        return self._watched
+
+    @property
+    def progress(self):
+        """The live progress of state rollout (rollout/progress.py; Silent outside it)."""
+        return self._progress
+
+    def show_progress(self, shown):
+        """The live progress of this call from now on (rollout/loop.py)."""
+        self._progress = shown
+        return shown
+
+    def keep_listing(self, listing):
+        """Keep prepare's list of the workload's pods ((items, resourceVersion)) for the first watch_pods."""
+        self._listing = listing
+        return listing
+
+    def forget_reads(self):
+        """The template changed (a rollback wrote the values from before): what was read of it is read again
+        (the revision labels, the kept list of pods)."""
+        self._labels, self._listing = None, None
 
     @property
     def target(self):
@@ -112,7 +144,7 @@ class RolloutContext:
         pods = self.pods(items)
         return PodWatcher(self.kube, self.options.namespace, selector or None).start(items, version), pods
 
-    def _changed_containers(self, pod):
+    def changed_containers(self, pod):
         """The containers of ``pod`` whose image this rollout changes (a pod Pending on such an image is
         fixed forward, not refused)."""
         return [name for name, image in self.images.items()
@@ -138,6 +170,11 @@ class RolloutContext:
             self._pending[key] = answer
         return answer
 
+    def forget_pending(self):
+        """What the pods are judged against changed (a config rollout's data written or written back): each pod is
+        judged again."""
+        self._pending = {}
+
     def result(self, pods, **extra):
         out = {'changed': False, 'warnings': self.warnings,
                'pods': [dict(podstate.pod_summary(p), ordinal=batching.ordinal(p),
@@ -160,7 +197,7 @@ class RolloutContext:
 
     # ---- ownership
 
-    def _stamp(self, current, rec):
+    def stamp(self, current, rec):
         """``rec`` owned by this run, expiring after two wait_timeouts and a margin (renewed at each step);
         raise when another live run holds the record the workload has now (``current``)."""
         if record.holder(current, self.owner, self.options.force_takeover):
@@ -177,9 +214,9 @@ class RolloutContext:
         rec = w.read() and w.record
         if RolloutRecord(rec).active:
             if self.check_mode:
-                self._stamp(rec, rec)
+                self.stamp(rec, rec)
             else:
-                write_record(w, rec, stamp=lambda current, _rec: self._stamp(current, current))
+                write_record(w, rec, stamp=lambda current, _rec: self.stamp(current, current))
 
     def tell_step(self, batch, out):
         """After a step: its Event; a halt also writes the workload's status (its way out) with the record."""
@@ -195,13 +232,13 @@ class RolloutContext:
                 return held.values_now
         return self.images, self.resources
 
-    def _revision_labels(self):
+    def revision_labels(self):
         """The labels the workload's updated pods carry (its revision), read once per step."""
         if self._labels is None:
             self._labels = self.workload.revision(self.options.wait_timeout)[0]
         return self._labels
 
-    def _delete_prepulled(self):
+    def delete_prepulled(self):
         """Pre-pull pods the batches left for the next pods (none after the last batch, unless stopped)."""
         if not self.options.prepull or self.check_mode:
             return
@@ -210,7 +247,7 @@ class RolloutContext:
         self.warnings.extend('pre-pull pod %s could not be deleted (%s): delete it with kubectl delete pod -l %s'
                              % (name, why, prepull.LABEL) for name, why in puller.left)
 
-    def _watched_containers(self):
+    def watched_containers(self):
         """The containers whose health counts: those the change touches."""
         if self.restart:
             return list(self.restart)
@@ -221,9 +258,9 @@ class RolloutContext:
         if not self.watched or self.check_mode:
             return []
         pods = self.pods() if pods is None else pods
-        return watch_failures(pods, self.watched, self._overwritten())
+        return watch_failures(pods, self.watched, self.overwritten())
 
-    def _overwritten(self, resources=True):
+    def overwritten(self, resources=True):
         """overwritten(pod) for watch_failures: what another writer set on a pod counted done (None: nothing).
         Without ``resources``: its images only (the window's check while the resize of its pods is under way)."""
         if self.restart or not self.images:

@@ -18,7 +18,15 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload impor
 
 
 class FinishStep:
-    """The finish and release steps of Rollout (rollout/steps.py)."""
+    """The finish and release steps of a rollout, an object of its own: ``finish(final, synced, known, failed)``,
+    ``release()`` and ``release_held(rec, images, resources, final)`` (the end of a held record: the label drain's
+    too) are its interface. Its dependencies are passed in: ``shared``, what the steps share (rollout/context.py
+    RolloutContext: the options, the workload and its pods, the hold, the values pods should have now, the pods
+    counted done, the Events, the result shape), and ``sync``, the sync step (rollout/sync.py) it runs when the
+    last step's is not given; it writes none of their state."""
+
+    def __init__(self, shared, sync):
+        self.shared, self.sync = shared, sync
 
     def release(self):
         """End the rollout where it stands: restore the controller's strategy (pods left on the old
@@ -26,52 +34,53 @@ class FinishStep:
         return self.finish(final=RELEASED)
 
     def finish(self, final=None, synced=None, known=None, failed=()):
-        """``synced``: what the last step's sync found, as _sync returns it (state rollout: the step just synced
+        """``synced``: what the last step's sync found, as the sync step's sync_pods returns it (state rollout: the step just synced
         every pod of the workload, so it is not done twice). ``known``: the uids of the pods the plan had; with
         them the pods are listed once more before the release (the end re-reads what it claims: a pod changed,
         replaced or gone since it was verified is reported, never counted done silently). ``failed``: the pods that
-        failed within max_failed_pods (the status is then not waited for: _release)."""
-        w = self.workload
+        failed within max_failed_pods (the status is then not waited for: release_held)."""
+        shared = self.shared
+        w = shared.workload
         if w is None:
-            return self.sync()   # which deletes the pre-pull pods left too
-        self._delete_prepulled()
+            return self.sync.sync()   # which deletes the pre-pull pods left too
+        shared.delete_prepulled()
         if final == RELEASED:
             w.read()
             held = w.held
             if not held.active:
-                return self.result(w.pods(), changed=False, old=[], message='%s %s/%s: no unfinished rollout to '
-                                   'release (record state %s)' % (w.kind, w.namespace, w.name, held.state))
+                return shared.result(w.pods(), changed=False, old=[], message='%s %s/%s: no unfinished rollout to '
+                                     'release (record state %s)' % (w.kind, w.namespace, w.name, held.state))
             images, resources = held.values_now
-            return self._release(held, images, resources, final)
-        images, resources = self.values_now()
-        if not self.restart and w.held.active:
+            return self.release_held(held, images, resources, final)
+        images, resources = shared.values_now()
+        if not shared.restart and w.held.active:
             guard.release_check(images, resources)(w)   # checked again on the read the release write is guarded by
         listed_now = synced is None   # else the pods as the last step's sync listed them
-        synced, pods = synced or self._sync()
+        synced, pods = synced or self.sync.sync_pods()
         rec = w.held
-        if self.restart or not rec:
+        if shared.restart or not rec:
             old = [p for p in pods if not pod_matches(p, images, resources)]
             # A restart changes no template and holds nothing (a record is another rollout's): wait until
             # the workload reports the restarted pods ready again.
-            if self.restart and not self.check_mode:
+            if shared.restart and not shared.check_mode:
                 w.wait_for('the restarted pods to be ready', lambda obj: w.converged(obj, not old),
-                           self.options.wait_timeout)
-            return self.result(w.pods(), changed=synced['changed'])
+                           shared.options.wait_timeout)
+            return shared.result(w.pods(), changed=synced['changed'])
         if not rec.active:
             # Nothing of ours is held (a re-run that found nothing to do): the strategy is the user's as it is now.
-            return self.result(pods, changed=synced['changed'],
-                               old=[podstate.meta(p, 'name') for p in pods if not pod_matches(p, images, resources)])
+            return shared.result(pods, changed=synced['changed'],
+                                 old=[podstate.meta(p, 'name') for p in pods if not pod_matches(p, images, resources)])
         final = ROLLED_BACK if rec.rolling_back else DONE
         moved = {}
-        if known is not None and not self.check_mode:
+        if known is not None and not shared.check_mode:
             if not listed_now:
                 pods = w.pods()   # the one list of the end: what the result claims is what the cluster has now
-            moved = reconcile(pods, self.watched, set(known), images, resources, w.spec.get('replicas'))
+            moved = reconcile(pods, shared.watched, set(known), images, resources, w.spec.get('replicas'))
             # What the result claims holds as of this list; a write after it is for the next run to see.
             moved['verified_at'] = record.timestamp(precise=True)
         if final == DONE and rec.in_progress:
             self._check_overwritten(partition.outside(rec.partition, pods), images, rec.before_values[0])
-        out = self._release(rec, images, resources, final, synced['changed'], pods, failed)
+        out = self.release_held(rec, images, resources, final, synced['changed'], pods, failed)
         out.update(moved)
         return out
 
@@ -87,7 +96,7 @@ class FinishStep:
             if moved:
                 foreign.append((podstate.meta(pod, 'name'), spec_images(pod, moved)))
         if foreign:
-            w = self.workload
+            w = self.shared.workload
             raise engine.ConcurrentChange(
                 '%s %s/%s: pod(s) changed by another writer during this rollout: %s; nothing was overwritten and '
                 'the workload stays held: when the other writer is done, run the rollout again (it brings them to '
@@ -96,12 +105,13 @@ class FinishStep:
                 failed_pods=[{'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer during '
                               'the rollout (its spec now has %s); not overwritten' % what} for name, what in foreign])
 
-    def _release(self, rec, images, resources, final, synced=False, pods=None, failed=()):
+    def release_held(self, rec, images, resources, final, synced=False, pods=None, failed=()):
         """Restore the saved strategy, record ``final``, wait for the controller's status (``pods``: the
         workload's pods as just listed, else they are listed here; the result reports them). With ``failed`` pods
         (tolerated by max_failed_pods) only until the controller saw the release: the status cannot converge while
         they fail (a pod on a lost node stays unready), and waiting would only add wait_timeout to a known failure."""
-        w = self.workload
+        shared = self.shared
+        w = shared.workload
         pods = w.pods() if pods is None else pods
         old = [p for p in pods if not pod_matches(p, images, resources)]
         spec, two_step = w.release_spec(rec.saved, [batching.ordinal(p) for p in old], len(pods),
@@ -109,36 +119,36 @@ class FinishStep:
         # The release hands the controller the template we wrote, never another writer's (rollout/guard.py).
         check = guard.release_check(images, resources) if final != RELEASED else None
         changed = bool(synced or spec or rec.state != final)
-        if not changed or self.check_mode:
-            return self.result(pods, changed=changed, old=[podstate.meta(p, 'name') for p in old])
-        timeout = self.options.wait_timeout
-        self.tell.ending(pods, old)
+        if not changed or shared.check_mode:
+            return shared.result(pods, changed=changed, old=[podstate.meta(p, 'name') for p in old])
+        timeout = shared.options.wait_timeout
+        shared.tell.ending(pods, old)
         if final == RELEASED:
             # Pods may be left failing: restore the strategy and wait only until the controller saw it.
-            write_record(w, _ended(rec.raw, final, w.protection), spec, stamp=self._stamp)
-            self.tell.ended(rec, final, old)
+            write_record(w, _ended(rec.raw, final, w.protection), spec, stamp=shared.stamp)
+            shared.tell.ended(rec, final, old)
             w.wait_for('the controller to observe the release', w.observed, timeout)
-            self.warnings.append('%s %s/%s released: %d pod(s) not on the rollout\'s target stay as they are%s' % (
+            shared.warnings.append('%s %s/%s released: %d pod(s) not on the rollout\'s target stay as they are%s' % (
                 w.kind, w.namespace, w.name, len(old), (': ' + ', '.join(podstate.meta(p, 'name') for p in old))
                 if old else ''))
-            return self.result(pods, changed=True, old=[podstate.meta(p, 'name') for p in old])
+            return shared.result(pods, changed=True, old=[podstate.meta(p, 'name') for p in old])
         if two_step:
             replicas = w.spec.get('replicas', len(pods))
             write_record(w, rec.raw, {'updateStrategy': {'type': 'RollingUpdate', 'rollingUpdate': {'partition': replicas}}},
-                         stamp=self._stamp, check=check)
+                         stamp=shared.stamp, check=check)
             w.wait_for('currentRevision to reach updateRevision', lambda obj: w.converged(obj, True), timeout)
-        write_record(w, _ended(rec.raw, final, w.protection), spec, stamp=self._stamp, check=check)
-        self.tell.ended(rec, final, old)
+        write_record(w, _ended(rec.raw, final, w.protection), spec, stamp=shared.stamp, check=check)
+        shared.tell.ended(rec, final, old)
         if failed:
             w.wait_for('the controller to observe the release', w.observed, timeout)
         else:
             w.wait_for('the workload status to converge', lambda obj: w.converged(obj, not old), timeout)
         if old:
-            self.warnings.append('%d pod(s) left on the old version: %s' % (
+            shared.warnings.append('%d pod(s) left on the old version: %s' % (
                 len(old), ', '.join(podstate.meta(p, 'name') for p in old)))
         # The release writes the workload only, never a pod: the pods as listed for it are reported (a list
         # again would lengthen the rollout's end, docs/performance.md, and change nothing in the result).
-        return self.result(pods, changed=True, old=[podstate.meta(p, 'name') for p in old])
+        return shared.result(pods, changed=True, old=[podstate.meta(p, 'name') for p in old])
 
 
 def reconcile(pods, watched, known, images, resources, replicas=None):

@@ -20,14 +20,21 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload impor
 
 
 class LabelDrainStep:
-    """The drain_label step of Rollout (rollout/steps.py)."""
+    """The drain_label step of a rollout, an object of its own: ``drain_label()`` is its interface. Its dependencies
+    are passed in: ``shared``, what the steps share (rollout/context.py RolloutContext: the options, the client, the
+    workload and its pods, the drainer, the hold, the result shape), and ``finish``, the finish step
+    (rollout/finish.py) whose ``release_held`` ends the label's hold on the workload."""
+
+    def __init__(self, shared, finish):
+        self.shared, self.finish = shared, finish
 
     def drain_label(self):
         """Make the workload drainable by ``drain_label`` in place: the label on every pod (a metadata write,
         no restart), on the template under the usual hold (the controller keeps its pods: Deployment's
         current ReplicaSet first, StatefulSet/DaemonSet pods relabelled with the new revision), then on the
         selector of ``service`` once every pod carries it. Check mode reports what is missing."""
-        w, drainer = self.workload, self.drainer
+        shared = self.shared
+        w, drainer = shared.workload, shared.drainer
         if w is None or not isinstance(drainer, drain.LabelDrain):
             raise ValidationError('state drain_label needs kind and name of a workload and drain_label')
         w.read()
@@ -51,46 +58,48 @@ class LabelDrainStep:
                   'service': service and podstate.meta(service, 'name'),
                   'service_selects': bool(service) and (service.get('spec') or {}).get('selector', {}).get(key) == value}
         changed = bool(unlabelled or not report['template_labelled'] or (service and not report['service_selects']))
-        if self.check_mode or not changed:
-            return self.result(pods, changed=changed, drain_label=report)
+        if shared.check_mode or not changed:
+            return shared.result(pods, changed=changed, drain_label=report)
         for pod in unlabelled:
             self._label_pod(pod, key, value)
         if not report['template_labelled'] or held.target == labels_target:
             if held.target != labels_target or not held.active:
                 rec = {'state': IN_PROGRESS, 'target': labels_target, 'before': {'labels': {key: template_labels.get(key)}},
                        'saved': w.saved_strategy(), 'started': record.timestamp()}
-            write_record(w, rec, w.hold_spec(), stamp=self._stamp)
+            write_record(w, rec, w.hold_spec(), stamp=shared.stamp)
             w.set_template_labels({key: value})
-            revision_labels, _revision = w.revision(self.options.wait_timeout)
+            revision_labels, _revision = w.revision(shared.options.wait_timeout)
             w.relabel(w.pods(), revision_labels)
-            self._release(RolloutRecord(w.record or rec), {}, {}, DONE)
+            self.finish.release_held(RolloutRecord(w.record or rec), {}, {}, DONE)
         if service and not report['service_selects']:
             self._select_by_drain_label(service, key, value)
-        return self.result(w.pods(), changed=True, drain_label=report)
+        return shared.result(w.pods(), changed=True, drain_label=report)
 
     def _select_by_drain_label(self, service, key, value):
         """Add the drain label to the Service's selector, once every pod of the workload carries it (guarded by the
         Service's resourceVersion); ValidationError naming the pods that do not carry it yet (created meanwhile)."""
-        w, drainer, name = self.workload, self.drainer, podstate.meta(service, 'name')
+        shared = self.shared
+        w, drainer, name = shared.workload, shared.drainer, podstate.meta(service, 'name')
         left = [podstate.meta(p, 'name') for p in w.pods() if not drainer.applies(p)]
         if left:
             raise ValidationError('drain_label: pod(s) %s do not carry %s yet (created meanwhile?); the selector of '
                                   'Service %s is left as it is: run this again' % (', '.join(left), drainer.name, name))
-        self.kube.request('PATCH', paths.api_path('v1', 'services', w.namespace, name),
-                          body={'metadata': {'resourceVersion': podstate.meta(service, 'resourceVersion')},
-                                'spec': {'selector': {key: value}}}, content_type=MERGE_PATCH)
+        shared.kube.request('PATCH', paths.api_path('v1', 'services', w.namespace, name),
+                            body={'metadata': {'resourceVersion': podstate.meta(service, 'resourceVersion')},
+                                  'spec': {'selector': {key: value}}}, content_type=MERGE_PATCH)
 
     def _drain_service(self, key, value):
         """The Service of ``service`` (None when not given); ValidationError when it does not select the
         workload's pods (its selector without the drain label must match the template's labels)."""
-        name = self.options.service
+        shared = self.shared
+        name = shared.options.service
         if not name:
             return None
-        w = self.workload
-        if not self.check_mode:   # the opt-in role inplace-k8s-service: checked before the pods are labelled
-            access.require(self.kube, w.namespace, [('get', 'services', ''), ('patch', 'services', '')])
+        w = shared.workload
+        if not shared.check_mode:   # the opt-in role inplace-k8s-service: checked before the pods are labelled
+            access.require(shared.kube, w.namespace, [('get', 'services', ''), ('patch', 'services', '')])
         try:
-            service = self.kube.request('GET', paths.api_path('v1', 'services', w.namespace, name))
+            service = shared.kube.request('GET', paths.api_path('v1', 'services', w.namespace, name))
         except ApiError as exc:
             raise ValidationError('service: cannot read Service %s/%s: %s; nothing was changed'
                                   % (w.namespace, name, exc.msg))
@@ -104,17 +113,18 @@ class LabelDrainStep:
 
     def _label_pod(self, pod, key, value):
         """Put the serving label on a pod that lacks it (guarded by resourceVersion, re-read on a conflict)."""
+        shared = self.shared
         state = {'pod': pod}
 
         def reread(_exc):
-            state['pod'] = self.kube.get_pod(podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name'))
+            state['pod'] = shared.kube.get_pod(podstate.meta(pod, 'namespace'), podstate.meta(pod, 'name'))
 
         @retry_conflict(on_retry=reread)
         def attempt():
             current = state['pod']
             if (podstate.meta(current, 'labels') or {}).get(key) in (value, drain.DRAINED_VALUE):
                 return
-            self.kube.patch_pod(podstate.meta(current, 'namespace'), podstate.meta(current, 'name'), {'metadata': {
+            shared.kube.patch_pod(podstate.meta(current, 'namespace'), podstate.meta(current, 'name'), {'metadata': {
                 'resourceVersion': podstate.meta(current, 'resourceVersion'), 'labels': {key: value}}},
                 content_type=MERGE_PATCH)
         attempt()

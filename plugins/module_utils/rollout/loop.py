@@ -23,7 +23,9 @@ KEPT = ('progress', 'failed_pods', 'not_started', 'recreated', 'gone', 'window',
 
 
 class OneCall:
-    """The rollout loop (state rollout) of Rollout (rollout/steps.py)."""
+    """The rollout loop (state rollout) of Rollout (rollout/steps.py), the one sequencer of the steps: the plan
+    (``plan_step``), each step (``batch_step``), the pauses (``health``), the sync a step left
+    (``sync_step.last``), the finish (``finish_step``) or rollback (``rollback_step``), each an object Rollout made."""
 
     def rollout(self):
         """Plan on the first call, then the steps from where the run stands, until a point where Ansible must
@@ -34,8 +36,8 @@ class OneCall:
         (recreate) is returned without ``run``."""
         resume = Run.load(self.options.resume) if self.options.resume else None
         if resume:
-            self.apply_config_data()   # written by the first call: its kept copies found again, nothing written
-        plan = self._resumed(resume) if resume else self.prepare()
+            self.config_data_step.apply_config_data()   # written by the first call: its kept copies found again
+        plan = self._resumed(resume) if resume else self.plan_step.prepare()
         if not resume:
             plan['plan_lines'] = report.plan_lines(plan, self.options, self.check_mode)
         if plan['mode'] == 'rollback':   # a rollback that did not finish: finished now, nothing applied again
@@ -47,11 +49,11 @@ class OneCall:
                             watch={}, mode=plan['mode'], counts=_counts(plan), plan=report.plan_facts(plan),
                             gone=list(plan.get('gone') or []))
         run.progress = []
-        self.watched = dict(run.watch or {})
+        self.watch_from(run.watch)
         if resume:
             self._judge_analysis(run, self.options.analysis)
-        self.progress = Progress.to(None if self.check_mode else self.options.progress_file,
-                                    started=self.options.started, **run.counts)
+        self.show_progress(Progress.to(None if self.check_mode else self.options.progress_file,
+                                       started=self.options.started, **run.counts))
         if not resume:
             self.progress.note(_plan_line(plan, run))
         try:
@@ -89,7 +91,7 @@ class OneCall:
         """After the last step: pods of the workload that still need the change and no step had (a controller's
         replacement from an old template, a scale-up, a pod Pending at plan time), as the last step's sync listed
         them, become one more step (at most SWEEPS); True when one was added."""
-        if self.check_mode or self.restart or not self._synced or (run.sweeps or 0) >= SWEEPS:
+        if self.check_mode or self.restart or not self.sync_step.last or (run.sweeps or 0) >= SWEEPS:
             return False
         planned = set(name for names in run.batches for name in names)
         kept = set((run.plan or {}).get('kept') or [])
@@ -100,7 +102,7 @@ class OneCall:
             name = podstate.meta(pod, 'name')
             return name not in kept and self.pending(pod) and (
                 podstate.meta(pod, 'uid') not in known or name not in planned)
-        names = sorted(podstate.meta(p, 'name') for p in self._synced[1] if wanted(p))
+        names = sorted(podstate.meta(p, 'name') for p in self.sync_step.last[1] if wanted(p))
         if not names:
             return False
         run.sweeps = (run.sweeps or 0) + 1
@@ -121,13 +123,12 @@ class OneCall:
                      prepull_next=tuple(batches[index + 1]) if index + 1 < len(batches) and self.options.prepull
                      else (), label=label, started=self.options.started)
         self.progress.step(label, batch.names)
-        step = self.run_step(batch).out
+        step = self.batch_step.run_step(batch).out
         counts = run.counts
         counts['done'] = step['updated'] if isinstance(step.get('updated'), int) else counts['done']
         counts['failed'] = len(run.failed_pods) + len(step.get('failed_pods') or [])
         self.progress.step_done(counts['done'], counts['failed'])
-        self.watched = dict(self.watched, **(step.get('verified') or {}))
-        run.watch = self.watched
+        run.watch = self.count_done(step.get('verified'))
         run.changed = bool(run.changed or step.get('changed'))
         run.diff = (run.diff or []) + list(step.get('diff') or [])
         run.steps.append(dict({key: step.get(key) for key in KEPT}, pods=len(batch.names)))
@@ -178,15 +179,15 @@ class OneCall:
         failed = run.failed_pods or run.analysis_failed
         if failed and self.options.on_failure == 'rollback':
             return self._roll_back_run(run)
-        self.end_config_data(run)
+        self.config_data_step.end_config_data(run)
         if run.stopped:
             if self.options.prepull and not self.check_mode:
-                self._delete_prepulled()
+                self.delete_prepulled()
             return run
         try:
-            run.finished = self.finish(synced=self._synced if run.batches else None,
-                                       known=(run.plan or {}).get('uids'),
-                                       failed=[item.get('name') for item in run.failed_pods])
+            run.finished = self.finish_step.finish(synced=self.sync_step.last if run.batches else None,
+                                                   known=(run.plan or {}).get('uids'),
+                                                   failed=[item.get('name') for item in run.failed_pods])
         except InplaceError as exc:
             if 'failed_pods' not in exc.details:
                 raise
@@ -209,11 +210,12 @@ class OneCall:
     def _roll_back_run(self, run):
         """The template and the pods back to the values from before (rollback.py), then the controller
         released (finish)."""
-        run.rollback = back = self.roll_back_config(run) if self.config is not None else self.restore_before()
+        run.rollback = back = self.config_data_step.roll_back_config(run) if self.config is not None else \
+            self.rollback_step.restore_before()
         names = [name for group in back.get('groups') or [] for name in group['names']]
         run.progress.append('%s %d pod(s) back to the values from before' % (
             'would roll' if self.check_mode else 'rolled', len(names)))
-        run.finished = self.finish()
+        run.finished = self.finish_step.finish()
         run.finished.pop('warnings', None)
         run.rolled_back = True
         return run

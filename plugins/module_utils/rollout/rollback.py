@@ -21,12 +21,19 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload impor
 
 
 class RollbackStep:
-    """The rollback step of Rollout (rollout/steps.py)."""
+    """The rollback step of a rollout, an object of its own: ``restore_before()`` and ``end_with_rollback()`` are
+    its interface. Its dependencies are passed in: ``shared``, what the steps share (rollout/context.py
+    RolloutContext: the options, the workload and its pods, the hold, the Events, the result shape); ``sync`` and
+    ``finish``, the sync and finish steps (rollout/sync.py, finish.py); ``run_change``, how one change of pods is
+    made (the batch step's, rollout/batch_step.py: names, change, min_ready_seconds -> the pod module's result)."""
+
+    def __init__(self, shared, sync, finish, run_change):
+        self.shared, self.sync, self.finish, self.run_change = shared, sync, finish, run_change
 
     def end_with_rollback(self):
         """The rollback as an end (state rollback): rollback, then finish (``finished``)."""
         out = self.restore_before()
-        out['finished'] = self.finish()
+        out['finished'] = self.finish.finish()
         out['finished'].pop('warnings', None)
         return out
 
@@ -35,7 +42,7 @@ class RollbackStep:
         hold), then on the pods that run the rollout's values (``groups``), each group at once through the pod
         modules' runner as the batches change pods, images then resources (``restored``: their results). A group
         that fails fails the step, the workload left rolling back (a re-run resumes the rollback)."""
-        out = self._rollback_template() if self.workload is not None else self._rollback_pods()
+        out = self._rollback_template() if self.shared.workload is not None else self._rollback_pods()
         out['restored'] = [self._restore(group) for group in out['groups']]
         return out
 
@@ -43,16 +50,17 @@ class RollbackStep:
         """One group's pods back to its values: {names, images, resources: the pod module's result}."""
         done = {'names': group['names']}
         if group['images']:
-            done['images'] = self._run_change(group['names'], ImageChange(group['images']), min_ready_seconds=0)
+            done['images'] = self.run_change(group['names'], ImageChange(group['images']), min_ready_seconds=0)
         if group['resources']:
-            done['resources'] = self._run_change(group['names'], ResizeChange(group['resources']),
-                                                 min_ready_seconds=0)
+            done['resources'] = self.run_change(group['names'], ResizeChange(group['resources']),
+                                                min_ready_seconds=0)
         return done
 
     def _rollback_template(self):
         """A workload's template back to the values from before (resumed or asked again: only what is not back
         yet), and the pods to update back."""
-        w = self.workload
+        shared = self.shared
+        w = shared.workload
         w.read()
         held = w.held
         if not held:
@@ -68,27 +76,28 @@ class RollbackStep:
         changed = not held.rolling_back or bool(
             w.set_template(images, resources, check_mode=True))
         labels, revision = {}, None
-        if changed and not self.check_mode:
-            write_record(w, dict(held.raw, state=ROLLING_BACK), w.hold_spec(), stamp=self._stamp)
-            self.tell.rolling_back(held)
+        if changed and not shared.check_mode:
+            write_record(w, dict(held.raw, state=ROLLING_BACK), w.hold_spec(), stamp=shared.stamp)
+            shared.tell.rolling_back(held)
             w.set_template(images, resources)
-            labels, revision = w.revision(self.options.wait_timeout)
+            labels, revision = w.revision(shared.options.wait_timeout)
         # The template is back on the revision from before: what the steps of this call read of it is read again.
-        self._labels, self._synced, self._listing = None, None, None
+        shared.forget_reads()
+        self.sync.forget()
         pods = w.pods()
-        ordered = batching.order_pods(pods, self.options.order or 'ordinal', self.options.order_label)
+        ordered = batching.order_pods(pods, shared.options.order or 'ordinal', shared.options.order_label)
         names = [podstate.meta(p, 'name') for p in partition.outside(held.partition, ordered) if not pod_converged(p, images, resources)]
         groups = [{'names': names, 'images': images, 'resources': resources}] if names else []
-        return self.result(pods, changed=bool(changed or groups), groups=groups, labels=labels, revision=revision)
+        return shared.result(pods, changed=bool(changed or groups), groups=groups, labels=labels, revision=revision)
 
     def _rollback_pods(self):
         """Pods chosen by selectors (no template to go back to): per pod, the values from before that its
         image and resize records hold, for the changes of this rollout the pod has now; pods grouped by them."""
-        groups = {}
-        for pod in self.pods():
+        shared, groups = self.shared, {}
+        for pod in shared.pods():
             before = {}
-            for key, operation, wanted in (('images', ImageOperation, self.images),
-                                           ('resources', ResizeOperation, self.resources)):
+            for key, operation, wanted in (('images', ImageOperation, shared.images),
+                                           ('resources', ResizeOperation, shared.resources)):
                 rec = record.get(pod, operation.name)
                 if not wanted or not rec or not pod_matches(pod, **{key: wanted}):
                     continue
@@ -102,4 +111,4 @@ class RollbackStep:
                 groups.setdefault(json.dumps(before, sort_keys=True), []).append(podstate.meta(pod, 'name'))
         result = [dict(names=sorted(names), images=json.loads(key).get('images') or {},
                        resources=json.loads(key).get('resources') or {}) for key, names in sorted(groups.items())]
-        return self.result([], changed=bool(result), groups=result)
+        return shared.result([], changed=bool(result), groups=result)

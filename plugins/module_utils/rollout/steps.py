@@ -41,17 +41,30 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.batch_step imp
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.sync import SyncStep
 
 
-class Rollout(PlanStep, SyncStep, BatchStep, OneCall, FinishStep, RollbackStep,
-              LabelDrainStep, ConfigDataStep, RolloutContext):
-    """One call of the rollout_workload module: the steps, each in its own file, over the state they share
-    (rollout/context.py); ``run()`` runs the one the module's state names."""
+class Rollout(OneCall, RolloutContext):
+    """One call of the rollout_workload module: the steps, each an object of its own file, over the state they
+    share (rollout/context.py); ``run()`` runs the one the module's state names, ``rollout()`` (loop.py) orders
+    them."""
 
-    def __init__(self, kube, options, check_mode=False, budget_gate=BudgetGate, health_watch=HealthWatch, **shared):
-        """``budget_gate``, ``health_watch``: the classes (or factories) of those steps, given what the steps
-        share (rollout/context.py)."""
+    def __init__(self, kube, options, check_mode=False, budget_gate=BudgetGate, health_watch=HealthWatch,
+                 plan_step=PlanStep, sync_step=SyncStep, batch_step=BatchStep, finish_step=FinishStep,
+                 rollback_step=RollbackStep, label_drain_step=LabelDrainStep, config_data_step=ConfigDataStep,
+                 **shared):
+        """``budget_gate``, ``health_watch``, ``plan_step``, ``sync_step``, ``batch_step``, ``finish_step``,
+        ``rollback_step``, ``label_drain_step``, ``config_data_step``: the classes (or factories) of those steps,
+        each given what the steps share (rollout/context.py) and the steps it uses: batch the budget gate and the
+        sync step; config_data the batch step's run_change; plan the config_data step; finish the sync step;
+        rollback the sync and finish steps and the batch step's run_change; label drain the finish step."""
         super().__init__(kube, options, check_mode, **shared)
         self.budget_gate = budget_gate(self)
         self.health = health_watch(self)
+        self.sync_step = sync_step(self)
+        self.batch_step = batch_step(self, self.budget_gate, self.sync_step)
+        self.config_data_step = config_data_step(self, self.batch_step.run_change)
+        self.plan_step = plan_step(self, self.config_data_step)
+        self.finish_step = finish_step(self, self.sync_step)
+        self.rollback_step = rollback_step(self, self.sync_step, self.finish_step, self.batch_step.run_change)
+        self.label_drain_step = label_drain_step(self, self.finish_step)
 
     @classmethod
     def from_module(cls, module, cancel=None):
@@ -78,9 +91,10 @@ class Rollout(PlanStep, SyncStep, BatchStep, OneCall, FinishStep, RollbackStep,
     def run(self):
         if self.cancel.cancelled() and not self.check_mode:   # ansible-playbook was gone before this step began
             raise InplaceError('state %s was not started' % self.options.state)
-        steps = {'prepare': self.prepare, 'gate': self.gate, 'sync': self.sync, 'batch': self.batch,
-                 'watch': self.watch, 'finish': self.finish, 'rollback': self.end_with_rollback, 'release': self.release,
-                 'drain_label': self.drain_label, 'rollout': self.rollout, 'previous': self.previous}
+        steps = {'prepare': self.plan_step.prepare, 'gate': self.gate, 'sync': self.sync_step.sync, 'batch': self.batch_step.batch,
+                 'watch': self.watch, 'finish': self.finish_step.finish, 'rollback': self.rollback_step.end_with_rollback,
+                 'release': self.finish_step.release, 'drain_label': self.label_drain_step.drain_label,
+                 'rollout': self.rollout, 'previous': self.previous}
         result = steps[self.options.state]()
         if self.options.state in ('rollback', 'release'):   # the role's rollout_action rollback / release
             facts = report.plan_facts({'mode': self.options.state})

@@ -249,7 +249,7 @@ def test_a_pause_ends_at_once_and_a_batch_starts_nothing_once_cancelled(watch, m
     assert paused.watch()['message'] == 'SIGTERM received' and clock.now == 0
     writes = len(kube.writes())
     step = Rollout(kube, fixtures.options(images={'app': NEW}, names=['web-1', 'web-2']), clock=clock,
-                   sleep=clock.sleep, cancel=watch).batch()
+                   sleep=clock.sleep, cancel=watch).batch_step.batch()
     assert step['not_started'] == ['web-1', 'web-2'] and step['halt'] is True
     assert len(kube.writes()) == writes and watch.not_started == ['web-1', 'web-2']
     with pytest.raises(InplaceError, match='state batch was not started'):

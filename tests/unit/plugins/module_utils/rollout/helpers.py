@@ -15,6 +15,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.client impo
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import NotFoundError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import workload_record
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import INTERNAL, RolloutOptions
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.batch_step import BatchStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock, load
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakeCluster
@@ -87,9 +88,11 @@ def options(**changes):
     return RolloutOptions.from_params(batch_params(**changes))
 
 
-def batch(kube, check_mode=False, diff=False, **changes):
+def batch(kube, check_mode=False, diff=False, batch_step=BatchStep, **changes):
+    """State batch; ``batch_step``: the batch step's class (or factory) Rollout makes it from."""
     clock = ManualClock()
-    return Rollout(kube, options(**changes), check_mode, clock=clock, sleep=clock.sleep, diff=diff).run()
+    return Rollout(kube, options(**changes), check_mode, clock=clock, sleep=clock.sleep, diff=diff,
+                   batch_step=batch_step).run()
 
 
 # ---- the steps on workloads (FakeApps)

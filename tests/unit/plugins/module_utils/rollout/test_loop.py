@@ -15,9 +15,11 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import engine
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context as rollout_context
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.budget_gate import BudgetGate
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.finish import FinishStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.health import HealthWatch
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import RolloutOptions
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.sync import SyncStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import Workload
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, workload
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock
@@ -33,13 +35,15 @@ def fake_watchers(monkeypatch):
     monkeypatch.setattr(rollout_context, 'PodWatcher', FakePodWatcher)
 
 
-def rollout(kube, diff=False, budget_gate=BudgetGate, health_watch=HealthWatch, **params):
+def rollout(kube, diff=False, budget_gate=BudgetGate, health_watch=HealthWatch, sync_step=SyncStep,
+            finish_step=FinishStep, **params):
     values = dict(state='rollout', namespace='shop', kind='StatefulSet', name='web', images={'app': NEW},
                   window=False, batch_size='1', run_id='test-run', wait_timeout=30)
     values.update(params)
     clock = ManualClock()
     return Rollout(kube, RolloutOptions.from_params(values), clock=clock, sleep=clock.sleep, diff=diff,
-                   budget_gate=budget_gate, health_watch=health_watch).run()
+                   budget_gate=budget_gate, health_watch=health_watch, sync_step=sync_step,
+                   finish_step=finish_step).run()
 
 
 class Blocking:
@@ -68,31 +72,38 @@ def test_a_step_the_gate_blocks_is_counted_and_stops_the_run_without_finishing()
     assert run['steps'][0]['progress'][0].startswith('batch 1 of 3 (web-0): 0 done, 1 failed')
 
 
-def test_an_error_without_failed_pods_fails_the_call(monkeypatch):
-    def broken(self, names=None):
+class BrokenSync(SyncStep):
+    """A sync step whose server is gone."""
+
+    def sync_pods(self, names=None):
         raise ApiError('the server is gone')
-    monkeypatch.setattr(Rollout, '_sync', broken)
+
+
+def failing_finish(error):
+    """The class of a finish step that raises ``error``."""
+    class Failing(FinishStep):
+        def finish(self, final=None, synced=None, known=None, failed=()):
+            raise error
+    return Failing
+
+
+def test_an_error_without_failed_pods_fails_the_call():
     with pytest.raises(ApiError):
-        rollout(FakeApps([workload('StatefulSet')]))
+        rollout(FakeApps([workload('StatefulSet')]), sync_step=BrokenSync)
 
 
-def test_a_finish_that_finds_pods_another_writer_changed_is_reported_in_finished(monkeypatch):
-    def conflict(self, final=None, synced=None, known=None, failed=()):
-        raise engine.ConcurrentChange('changed by another writer', failed_pods=[
-            {'name': 'web-1', 'status': engine.CONFLICT, 'reason': 'changed by another writer'}])
-    monkeypatch.setattr(Rollout, 'finish', conflict)
-    result = rollout(FakeApps([workload('StatefulSet')]))
+def test_a_finish_that_finds_pods_another_writer_changed_is_reported_in_finished():
+    conflict = engine.ConcurrentChange('changed by another writer', failed_pods=[
+        {'name': 'web-1', 'status': engine.CONFLICT, 'reason': 'changed by another writer'}])
+    result = rollout(FakeApps([workload('StatefulSet')]), finish_step=failing_finish(conflict))
     finished = result['run']['finished']
     assert result['run']['stopped'] is True and finished['failed'] is True
     assert finished['msg'] == 'changed by another writer' and finished['failed_pods'][0]['name'] == 'web-1'
 
 
-def test_a_finish_error_without_failed_pods_fails_the_call(monkeypatch):
-    def broken(self, final=None, synced=None, known=None, failed=()):
-        raise ApiError('the server is gone')
-    monkeypatch.setattr(Rollout, 'finish', broken)
+def test_a_finish_error_without_failed_pods_fails_the_call():
     with pytest.raises(ApiError):
-        rollout(FakeApps([workload('StatefulSet')]))
+        rollout(FakeApps([workload('StatefulSet')]), finish_step=failing_finish(ApiError('the server is gone')))
 
 
 def test_diff_mode_returns_each_steps_diff():

@@ -14,6 +14,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError, WaitTimeout
 from ansible_collections.inplace.k8s.plugins.module_utils.options import ImageChange, Target, Task
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context as rollout_context
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.batch_step import BatchStep
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import RESTART_ANNOTATION
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps import Rollout
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.window import watch_failures as rollout_watch_failures
@@ -242,19 +243,20 @@ def test_watch_returns_at_the_first_failure_and_sleeps_otherwise():
     assert [p['name'] for p in caught['failed_pods']] == ['web-0'] and clock.now < 30
 
 
-def test_a_pod_another_writer_changed_after_its_update_is_a_conflict_not_dropped(monkeypatch):
+def test_a_pod_another_writer_changed_after_its_update_is_a_conflict_not_dropped():
     # Found by the chaos soak (tests/soak): `kubectl set image` on a pod of the batch after the change counted
     # it done left it neither verified nor failed, and the rollout ended "successfully" with it on the
     # writer's image.
     kube = Kube()
-    change = Rollout._change
 
-    def change_then_other_writer(self, batch, window=None):
-        out = change(self, batch)
-        kube.set_image('web-0', 'app', 'registry.example/app:3.0')
-        return out
-    monkeypatch.setattr(Rollout, '_change', change_then_other_writer)
-    result = batch(kube, images={'app': NEW})
+    class OtherWriterAfter(BatchStep):
+        """The batch step, then another writer's image on web-0 before the sync."""
+
+        def run_change(self, names, change, window=None, min_ready_seconds=None):
+            out = super().run_change(names, change, window, min_ready_seconds)
+            kube.set_image('web-0', 'app', 'registry.example/app:3.0')
+            return out
+    result = batch(kube, images={'app': NEW}, batch_step=OtherWriterAfter)
     assert [(p['name'], p['status']) for p in result['failed_pods']] == [('web-0', 'conflict')]
     assert 'another writer' in result['failed_pods'][0]['reason']
     assert 'app=registry.example/app:3.0' in result['failed_pods'][0]['reason']

@@ -38,7 +38,7 @@ def rolled_back_unfinished(kube, **changes):
     """The rollback step alone (state rollback finishes too): a rollback that did not finish."""
     clock = ManualClock()
     options = RolloutOptions.from_params(params(state='rollback', **changes))
-    return Rollout(kube, options, False, clock=clock, sleep=clock.sleep).restore_before()
+    return Rollout(kube, options, False, clock=clock, sleep=clock.sleep).rollback_step.restore_before()
 
 
 # ---- StatefulSet
