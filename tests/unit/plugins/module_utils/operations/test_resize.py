@@ -54,7 +54,7 @@ class ResizeCluster(FakeCluster):
     def patch_pod(self, namespace, name, body, content_type=None, subresource=None):
         if subresource != 'resize':
             before = self.pods[name]['spec']
-            result = super(ResizeCluster, self).patch_pod(namespace, name, body, content_type, subresource)
+            super(ResizeCluster, self).patch_pod(namespace, name, body, content_type, subresource)
             if self.pods[name]['spec'] != before:
                 self.run_resize(name)
             return copy.deepcopy(self.pods[name])
