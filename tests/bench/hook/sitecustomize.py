@@ -117,8 +117,10 @@ class Loader(object):
         self.after(module)
 
 
-STEPS = 'ansible_collections.inplace.k8s.plugins.module_utils.rollout.steps'
-PHASES = ('prepare', 'batch', 'finish')
+ROLLOUT = 'ansible_collections.inplace.k8s.plugins.module_utils.rollout.'
+# phase -> (module, class): the rollout's steps are collaborators of Rollout (rollout/steps.py), each its own class.
+PHASES = {'prepare': (ROLLOUT + 'plan', 'PlanStep'), 'batch': (ROLLOUT + 'batch_step', 'BatchStep'),
+          'finish': (ROLLOUT + 'finish', 'FinishStep')}
 
 
 def cpu_seconds():
@@ -146,12 +148,15 @@ def trace_requests(recorder):
 
 
 def time_steps(recorder):
-    """The rollout steps (Rollout.prepare, .batch, .finish) of a module process, so that one process running them
-    all (state rollout) still shows where its prepare ends and its finish starts."""
-    def patch(module):
-        for phase in PHASES:
-            setattr(module.Rollout, phase, timed(getattr(module.Rollout, phase), recorder, phase))
-    return PatchHook(STEPS, patch)
+    """The rollout steps (PlanStep.prepare, BatchStep.batch, FinishStep.finish) of a module process, so that one
+    process running them all (state rollout) still shows where its prepare ends and its finish starts: a hook per
+    module of a step."""
+    def patcher(phase, cls):
+        def patch(module):
+            owner = getattr(module, cls)
+            setattr(owner, phase, timed(getattr(owner, phase), recorder, phase))
+        return patch
+    return [PatchHook(name, patcher(phase, cls)) for phase, (name, cls) in sorted(PHASES.items())]
 
 
 def profile(directory):
@@ -169,6 +174,6 @@ def profile(directory):
 
 if TRACE:
     _recorder = Recorder(TRACE)
-    sys.meta_path[:0] = [trace_requests(_recorder), time_steps(_recorder)]
+    sys.meta_path[:0] = [trace_requests(_recorder)] + time_steps(_recorder)
     if PROFILE:
         profile(PROFILE)
