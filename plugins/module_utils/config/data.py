@@ -21,8 +21,6 @@ Every write is guarded by the resourceVersion read; what the API server stored i
 import base64
 import binascii
 import copy
-import hashlib
-import json
 import re
 
 from ansible_collections.inplace.k8s.plugins.module_utils.config import record, usage
@@ -136,11 +134,6 @@ def current(obj, fields):
     return dict((name, dict(obj.get(name) or {})) for name in fields)
 
 
-def digest(fields):
-    raw = json.dumps(fields, sort_keys=True, separators=(',', ':')).encode('utf-8')
-    return 'sha256:' + hashlib.sha256(raw).hexdigest()[:32]
-
-
 def shown(kind, fields, other=None):
     """What a diff may show of ``fields``: a ConfigMap's as they are; a Secret's keys, each value masked (and
     marked changed against ``other``)."""
@@ -183,13 +176,13 @@ class ConfigData:
                                       'collection keeps (annotation %s); rename or delete it; nothing was changed'
                                       % (ref, obj['kind'], kept_name(ref.partition('/')[2]), ref, PREVIOUS_OF))
             notes = _annotations(kept)
-            if kept is not None and notes.get(ROLLING_BACK) and notes.get(REPLACED_BY) == digest(target) and \
-                    before == current(kept, target):
+            of_this_change = kept is not None and notes.get(REPLACED_BY) == record.digest(target)
+            if of_this_change and notes.get(ROLLING_BACK) and before == current(kept, target):
                 self.kept[ref] = kept   # a rollback of this change that did not finish: finished, not applied again
                 self.rolling_back = True
             elif before == target:
                 self.unchanged.append(ref)
-                if kept is not None and (_annotations(kept).get(REPLACED_BY) == digest(target)):
+                if of_this_change:
                     self.kept[ref] = kept   # an interrupted run of this change: its data from before, resumed
             else:
                 planned.append((ref, obj, target, before, kept))
@@ -221,7 +214,7 @@ class ConfigData:
             return simulated
         copy_of = dict(before, metadata=dict(
             name=kept_name(name), labels={LABEL: 'true'},
-            annotations={PREVIOUS_OF: ref, REPLACED_BY: digest(target), WRITTEN: timestamp(),
+            annotations={PREVIOUS_OF: ref, REPLACED_BY: record.digest(target), WRITTEN: timestamp(),
                          'inplace.k8s/run': str(self.run or '')},
             ownerReferences=[{'apiVersion': 'v1', 'kind': kind, 'name': name, 'uid': meta.get('uid')}]))
         if kind == usage.SECRET and obj.get('type'):

@@ -40,7 +40,12 @@ def fingerprint(obj, keys=None):
     if keys is not None:
         wanted = set(keys) | set('binary:' + key for key in keys)
         data = dict((key, value) for key, value in data.items() if key in wanted)
-    raw = json.dumps(data, sort_keys=True, separators=(',', ':')).encode('utf-8')
+    return digest(data)
+
+
+def digest(value):
+    """``sha256:`` and a hash of ``value``'s canonical JSON: a name for data that does not hold it."""
+    raw = json.dumps(value, sort_keys=True, separators=(',', ':')).encode('utf-8')
     return 'sha256:' + hashlib.sha256(raw).hexdigest()[:32]
 
 
