@@ -14,13 +14,15 @@ from ansible_collections.inplace.k8s.plugins.module_utils.pods.record import (
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, guard, partition
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import spec_images
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.convergence import pod_matches
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout.stepresult import StepResult
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload import write_record
 
 
 class FinishStep:
-    """The finish and release steps of a rollout, an object of its own: ``finish(final, synced, known, failed)``,
-    ``release()`` and ``release_held(rec, images, resources, final)`` (the end of a held record: the label drain's
-    too) are its interface. Its dependencies are passed in: ``shared``, what the steps share (rollout/context.py
+    """The finish and release steps of a rollout, an object of its own: ``run_finish(final, synced, known, failed)``
+    (a StepResult: the loop's), ``finish(...)`` (states finish and rollback: a conflict raised), ``release()`` and
+    ``release_held(rec, images, resources, final)`` (the end of a held record: the label drain's too) are its
+    interface. Its dependencies are passed in: ``shared``, what the steps share (rollout/context.py
     RolloutContext: the options, the workload and its pods, the hold, the values pods should have now, the pods
     counted done, the Events, the result shape), and ``sync``, the sync step (rollout/sync.py) it runs when the
     last step's is not given; it writes none of their state."""
@@ -34,7 +36,18 @@ class FinishStep:
         return self.finish(final=RELEASED)
 
     def finish(self, final=None, synced=None, known=None, failed=()):
-        """``synced``: what the last step's sync found, as the sync step's sync_pods returns it (state rollout: the step just synced
+        """State finish (the module's), and the end of a rollback: run_finish, whose conflict fails the call with
+        the step's report."""
+        step = self.run_finish(final, synced, known, failed)
+        if step.error is not None:
+            raise step.error
+        return step.out
+
+    def run_finish(self, final=None, synced=None, known=None, failed=()):
+        """The finish as a StepResult (rollout/stepresult.py). Its ``error``: another writer's change found before
+        the release (the template, or a pod after its batch verified it), ``out`` then the failed step's report
+        (failed, msg, failed_pods): nothing released, nothing overwritten, the workload stays held. Other errors
+        raise. ``synced``: what the last step's sync found, as the sync step's sync_pods returns it (state rollout: the step just synced
         every pod of the workload, so it is not done twice). ``known``: the uids of the pods the plan had; with
         them the pods are listed once more before the release (the end re-reads what it claims: a pod changed,
         replaced or gone since it was verified is reported, never counted done silently). ``failed``: the pods that
@@ -42,19 +55,22 @@ class FinishStep:
         shared = self.shared
         w = shared.workload
         if w is None:
-            return self.sync.sync()   # which deletes the pre-pull pods left too
+            return StepResult(self.sync.sync())   # which deletes the pre-pull pods left too
         shared.delete_prepulled()
         if final == RELEASED:
             w.read()
             held = w.held
             if not held.active:
-                return shared.result(w.pods(), changed=False, old=[], message='%s %s/%s: no unfinished rollout to '
-                                     'release (record state %s)' % (w.kind, w.namespace, w.name, held.state))
+                return StepResult(shared.result(w.pods(), changed=False, old=[], message='%s %s/%s: no unfinished '
+                                                'rollout to release (record state %s)' % (
+                                                    w.kind, w.namespace, w.name, held.state)))
             images, resources = held.values_now
             return self.release_held(held, images, resources, final)
         images, resources = shared.values_now()
-        if not shared.restart and w.held.active:
-            guard.release_check(images, resources)(w)   # checked again on the read the release write is guarded by
+        if not shared.restart and w.held.active:   # checked again on the read the release write is guarded by
+            refused = guard.release_check(images, resources)(w)
+            if refused is not None:
+                return _held(refused)
         listed_now = synced is None   # else the pods as the last step's sync listed them
         synced, pods = synced or self.sync.sync_pods()
         rec = w.held
@@ -65,11 +81,11 @@ class FinishStep:
             if shared.restart and not shared.check_mode:
                 w.wait_for('the restarted pods to be ready', lambda obj: w.converged(obj, not old),
                            shared.options.wait_timeout)
-            return shared.result(w.pods(), changed=synced['changed'])
+            return StepResult(shared.result(w.pods(), changed=synced['changed']))
         if not rec.active:
             # Nothing of ours is held (a re-run that found nothing to do): the strategy is the user's as it is now.
-            return shared.result(pods, changed=synced['changed'],
-                                 old=[podstate.meta(p, 'name') for p in pods if not pod_matches(p, images, resources)])
+            return StepResult(shared.result(pods, changed=synced['changed'], old=[
+                podstate.meta(p, 'name') for p in pods if not pod_matches(p, images, resources)]))
         final = ROLLED_BACK if rec.rolling_back else DONE
         moved = {}
         if known is not None and not shared.check_mode:
@@ -78,38 +94,43 @@ class FinishStep:
             moved = reconcile(pods, shared.watched, set(known), images, resources, w.spec.get('replicas'))
             # What the result claims holds as of this list; a write after it is for the next run to see.
             moved['verified_at'] = record.timestamp(precise=True)
-        if final == DONE and rec.in_progress:
-            self._check_overwritten(partition.outside(rec.partition, pods), images, rec.before_values[0])
-        out = self.release_held(rec, images, resources, final, synced['changed'], pods, failed)
-        out.update(moved)
-        return out
+        refused = self._overwritten(partition.outside(rec.partition, pods), images, rec.before_values[0]) \
+            if final == DONE and rec.in_progress else None
+        if refused is not None:
+            return _held(refused)
+        step = self.release_held(rec, images, resources, final, synced['changed'], pods, failed)
+        if step.error is None:
+            step.out.update(moved)
+        return step
 
-    def _check_overwritten(self, pods, images, before):
+    def _overwritten(self, pods, images, before):
         """Before the release: a pod whose spec has neither the rollout's image nor the one from before was
-        changed by another writer during the rollout (after its batch verified it). Raise ConcurrentChange
-        naming each, the workload still held: releasing would let the rollout end as done with a pod on a
-        third image and nothing saying why."""
+        changed by another writer during the rollout (after its batch verified it). The ConcurrentChange naming
+        each (None when there is none), the workload still held: releasing would let the rollout end as done
+        with a pod on a third image and nothing saying why."""
         foreign = []
         for pod in pods:
             moved = [name for name, image in sorted(images.items())
                      if not pod_matches(pod, {name: image}) and not (before.get(name) and pod_matches(pod, {name: before[name]}))]
             if moved:
                 foreign.append((podstate.meta(pod, 'name'), spec_images(pod, moved)))
-        if foreign:
-            w = self.shared.workload
-            raise engine.ConcurrentChange(
-                '%s %s/%s: pod(s) changed by another writer during this rollout: %s; nothing was overwritten and '
-                'the workload stays held: when the other writer is done, run the rollout again (it brings them to '
-                'its target) or end it with rollout_action=rollback or release' % (
-                    w.kind, w.namespace, w.name, '; '.join('%s (spec now has %s)' % item for item in foreign)),
-                failed_pods=[{'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer during '
-                              'the rollout (its spec now has %s); not overwritten' % what} for name, what in foreign])
+        if not foreign:
+            return None
+        w = self.shared.workload
+        return engine.ConcurrentChange(
+            '%s %s/%s: pod(s) changed by another writer during this rollout: %s; nothing was overwritten and '
+            'the workload stays held: when the other writer is done, run the rollout again (it brings them to '
+            'its target) or end it with rollout_action=rollback or release' % (
+                w.kind, w.namespace, w.name, '; '.join('%s (spec now has %s)' % item for item in foreign)),
+            failed_pods=[{'name': name, 'status': engine.CONFLICT, 'reason': 'changed by another writer during '
+                          'the rollout (its spec now has %s); not overwritten' % what} for name, what in foreign])
 
     def release_held(self, rec, images, resources, final, synced=False, pods=None, failed=()):
         """Restore the saved strategy, record ``final``, wait for the controller's status (``pods``: the
         workload's pods as just listed, else they are listed here; the result reports them). With ``failed`` pods
         (tolerated by max_failed_pods) only until the controller saw the release: the status cannot converge while
-        they fail (a pod on a lost node stays unready), and waiting would only add wait_timeout to a known failure."""
+        they fail (a pod on a lost node stays unready), and waiting would only add wait_timeout to a known failure.
+        A StepResult: its ``error`` the guard's refusal of the release write (rollout/guard.py), nothing released."""
         shared = self.shared
         w = shared.workload
         pods = w.pods() if pods is None else pods
@@ -120,7 +141,7 @@ class FinishStep:
         check = guard.release_check(images, resources) if final != RELEASED else None
         changed = bool(synced or spec or rec.state != final)
         if not changed or shared.check_mode:
-            return shared.result(pods, changed=changed, old=[podstate.meta(p, 'name') for p in old])
+            return StepResult(shared.result(pods, changed=changed, old=[podstate.meta(p, 'name') for p in old]))
         timeout = shared.options.wait_timeout
         shared.tell.ending(pods, old)
         if final == RELEASED:
@@ -131,13 +152,17 @@ class FinishStep:
             shared.warnings.append('%s %s/%s released: %d pod(s) not on the rollout\'s target stay as they are%s' % (
                 w.kind, w.namespace, w.name, len(old), (': ' + ', '.join(podstate.meta(p, 'name') for p in old))
                 if old else ''))
-            return shared.result(pods, changed=True, old=[podstate.meta(p, 'name') for p in old])
+            return StepResult(shared.result(pods, changed=True, old=[podstate.meta(p, 'name') for p in old]))
         if two_step:
             replicas = w.spec.get('replicas', len(pods))
-            write_record(w, rec.raw, {'updateStrategy': {'type': 'RollingUpdate', 'rollingUpdate': {'partition': replicas}}},
-                         stamp=shared.stamp, check=check)
+            refused = write_record(w, rec.raw, {'updateStrategy': {'type': 'RollingUpdate', 'rollingUpdate': {
+                'partition': replicas}}}, stamp=shared.stamp, check=check)
+            if refused is not None:
+                return _held(refused)
             w.wait_for('currentRevision to reach updateRevision', lambda obj: w.converged(obj, True), timeout)
-        write_record(w, _ended(rec.raw, final, w.protection), spec, stamp=shared.stamp, check=check)
+        refused = write_record(w, _ended(rec.raw, final, w.protection), spec, stamp=shared.stamp, check=check)
+        if refused is not None:
+            return _held(refused)
         shared.tell.ended(rec, final, old)
         if failed:
             w.wait_for('the controller to observe the release', w.observed, timeout)
@@ -148,7 +173,7 @@ class FinishStep:
                 len(old), ', '.join(podstate.meta(p, 'name') for p in old)))
         # The release writes the workload only, never a pod: the pods as listed for it are reported (a list
         # again would lengthen the rollout's end, docs/performance.md, and change nothing in the result).
-        return shared.result(pods, changed=True, old=[podstate.meta(p, 'name') for p in old])
+        return StepResult(shared.result(pods, changed=True, old=[podstate.meta(p, 'name') for p in old]))
 
 
 def reconcile(pods, watched, known, images, resources, replicas=None):
@@ -170,6 +195,12 @@ def reconcile(pods, watched, known, images, resources, replicas=None):
     replaced = [dict(podstate.pod_summary(p), ready=podstate.is_ready(p)) for p in pods
                 if podstate.meta(p, 'uid') not in known and pod_matches(p, images, resources)]
     return {'gone': gone, 'replaced': replaced}
+
+
+def _held(refused):
+    """The finish refused by another writer's change (a ConcurrentChange with failed_pods): its report as a failed
+    step's, the workload still held."""
+    return StepResult(dict(refused.details, failed=True, msg=refused.msg), refused)
 
 
 def _ended(rec, final, protection):

@@ -9,7 +9,8 @@ Each step of a rollout checks that the workload's template still has the values 
 DaemonSet updateStrategy, Deployment ``paused: false``) - makes the same check on the very read its
 write is guarded by (``release_check`` with workload.write_record: the patch carries that read's
 resourceVersion, so a template written in between fails it with 409, and the check runs again on a fresh
-read). A changed template raises ConcurrentChange naming the fields; nothing is written, the workload
+read). A changed template is a ConcurrentChange naming the fields - raised by ``check`` (a step's), returned by
+``conflict`` and ``release_check`` (the finish reports it: rollout/finish.py); nothing is written, the workload
 stays held and no pod is replaced."""
 
 import json
@@ -35,14 +36,21 @@ def brief(target):
     return {k: v for k, v in (target or {}).items() if v} or target
 
 
-def check(workload, images, resources, when='during this rollout', failed_pods=False):
-    """Raise ConcurrentChange when the workload's template (as last read) is not at ``images`` / ``resources``.
-    ``failed_pods``: the error carries a failed_pods entry for the workload (the role counts it as a conflict)."""
+def check(workload, images, resources, when='during this rollout'):
+    """Raise the ConcurrentChange of ``conflict`` when there is one."""
+    found = conflict(workload, images, resources, when)
+    if found is not None:
+        raise found
+
+
+def conflict(workload, images, resources, when='during this rollout', failed_pods=False):
+    """The ConcurrentChange when the workload's template (as last read) is not at ``images`` / ``resources``, else
+    None. ``failed_pods``: it carries a failed_pods entry for the workload (the role counts it as a conflict)."""
     if not (images or resources):
-        return
+        return None
     fields = drift(workload.template, images, resources)
     if not fields:
-        return
+        return None
     msg = ('%s %s/%s: its template was changed by another writer %s (%s no longer %s); %s' % (
         workload.kind, workload.namespace, workload.name, when, ', '.join(fields),
         json.dumps(brief({'images': images, 'resources': resources}), sort_keys=True), WAYS_OUT))
@@ -51,11 +59,12 @@ def check(workload, images, resources, when='during this rollout', failed_pods=F
         details['failed_pods'] = [{'name': '%s/%s' % (workload.kind, workload.name), 'status': CONFLICT,
                                    'reason': 'its template was changed by another writer before the release (%s); '
                                              'not released, no pod replaced' % ', '.join(fields)}]
-    raise ConcurrentChange(msg, **details)
+    return ConcurrentChange(msg, **details)
 
 
 def release_check(images, resources):
-    """The check for workload.write_record's ``check``: run on the read the release write is guarded by."""
+    """The check for workload.write_record's ``check``, run on the read the release write is guarded by: the
+    ConcurrentChange that refuses the release (with a failed_pods entry), or None."""
     def run(workload):
-        check(workload, images, resources, when='before the release', failed_pods=True)
+        return conflict(workload, images, resources, when='before the release', failed_pods=True)
     return run

@@ -8,7 +8,6 @@ it returns early only where Ansible must act: the user's verification tasks afte
 the canary, a batch or the last batch. The role calls it again with ``internal.resume`` (what the previous call
 returned as ``run.resume``) and the analysis' outcome, and the loop goes on from there."""
 
-from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import InplaceError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import points, report
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.context import unique
@@ -184,15 +183,11 @@ class OneCall:
             if self.options.prepull and not self.check_mode:
                 self.delete_prepulled()
             return run
-        try:
-            run.finished = self.finish_step.finish(synced=self.sync_step.last if run.batches else None,
-                                                   known=(run.plan or {}).get('uids'),
-                                                   failed=[item.get('name') for item in run.failed_pods])
-        except InplaceError as exc:
-            if 'failed_pods' not in exc.details:
-                raise
-            run.finished = dict(exc.details, failed=True, msg=exc.msg)
-            run.stopped = True
+        finished = self.finish_step.run_finish(synced=self.sync_step.last if run.batches else None,
+                                               known=(run.plan or {}).get('uids'),
+                                               failed=[item.get('name') for item in run.failed_pods])
+        run.finished = finished.out
+        run.stopped = finished.error is not None   # another writer's change found: the workload stays held
         run.finished.pop('warnings', None)
         run.progress.extend(run.finished.get('progress') or [])
         seen = set((item.get('name'), item.get('uid')) for item in run.gone)

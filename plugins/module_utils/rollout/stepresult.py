@@ -2,8 +2,8 @@
 # Copyright (c) inplace.k8s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""What one step of a rollout returns (rollout/batch_step.py): its report, the gate's error when it did not let the
-batch through, and its failures - each failed pod, or the whole batch as the names it covers (a gate that did not
+"""What one step of a rollout returns (rollout/batch_step.py, finish.py): its report, the gate's error when it did
+not let the batch through, and its failures - each failed pod, or the whole batch as the names it covers (a gate that did not
 let it through, a change that failed as a whole), never a pod name to split again."""
 
 from dataclasses import dataclass, field
@@ -13,8 +13,9 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
 
 @dataclass
 class StepResult:
-    """``out``: the step's report (the module's result of state batch, and what the loop adds to the run);
-    ``error``: the gate's, when the step failed as a whole before anything was written."""
+    """``out``: the step's report (the module's result of state batch or finish, and what the loop adds to the run);
+    ``error``: the gate's, when the step failed as a whole before anything was written, or the finish's conflict
+    (another writer's change found before the release: nothing released); the module's state raises it."""
 
     out: dict
     error: InplaceError = None

@@ -347,14 +347,17 @@ class Workload(WorkloadRelease):
 def write_record(workload, rec, spec=None, stamp=None, check=None):
     """Write the rollout record (and spec fields) on a fresh read of the workload. ``stamp(current, rec)``
     returns the record to write given the one the workload has now (ownership: it raises when another
-    run holds it). ``check(workload)`` raises when that read must not be written (rollout/guard.py): the
-    write is guarded by the read's resourceVersion, so a change in between makes it read and check again."""
+    run holds it). ``check(workload)`` returns why that read must not be written (rollout/guard.py: a
+    ConcurrentChange), or None: the write is guarded by the read's resourceVersion, so a change in between makes
+    it read and check again. Returns that refusal (nothing written), or None once written."""
     workload.read()
-    if check is not None:
-        check(workload)
+    refused = check(workload) if check is not None else None
+    if refused is not None:
+        return refused
     if stamp is not None:
         rec = stamp(workload.record, rec)
     body = record.workload_patch(workload.obj, rec, spec)
     # The line a person reads (rollout/status.py), with the record: no write of its own.
     body['metadata']['annotations'][status.ANNOTATION] = status.text(RolloutRecord(rec), workload.progress) if rec is not None else None
-    return workload.patch(body)
+    workload.patch(body)
+    return None

@@ -24,6 +24,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.rollout.workload impor
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.appsfakes import FakeApps, workload
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.conftest import ManualClock
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakePodWatcher
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout.helpers import rec
 
 NEW = 'reg/app:2'
 OLD = 'reg/app:1'
@@ -82,9 +83,19 @@ class BrokenSync(SyncStep):
 def failing_finish(error):
     """The class of a finish step that raises ``error``."""
     class Failing(FinishStep):
-        def finish(self, final=None, synced=None, known=None, failed=()):
+        def run_finish(self, final=None, synced=None, known=None, failed=()):
             raise error
     return Failing
+
+
+def writer_before_finish(name, image):
+    """The class of a finish step before which another writer sets pod ``name``'s image (after its batch verified
+    it)."""
+    class Written(FinishStep):
+        def run_finish(self, final=None, synced=None, known=None, failed=()):
+            self.shared.kube.pods[name]['spec']['containers'][0]['image'] = image
+            return super().run_finish(final, synced, known, failed)
+    return Written
 
 
 def test_an_error_without_failed_pods_fails_the_call():
@@ -93,12 +104,26 @@ def test_an_error_without_failed_pods_fails_the_call():
 
 
 def test_a_finish_that_finds_pods_another_writer_changed_is_reported_in_finished():
-    conflict = engine.ConcurrentChange('changed by another writer', failed_pods=[
-        {'name': 'web-1', 'status': engine.CONFLICT, 'reason': 'changed by another writer'}])
-    result = rollout(FakeApps([workload('StatefulSet')]), finish_step=failing_finish(conflict))
+    kube = FakeApps([workload('StatefulSet')])
+    result = rollout(kube, finish_step=writer_before_finish('web-1', 'reg/app:9'))
     finished = result['run']['finished']
     assert result['run']['stopped'] is True and finished['failed'] is True
-    assert finished['msg'] == 'changed by another writer' and finished['failed_pods'][0]['name'] == 'web-1'
+    assert 'changed by another writer' in finished['msg'] and 'stays held' in finished['msg']
+    assert [(item['name'], item['status']) for item in finished['failed_pods']] == [('web-1', engine.CONFLICT)]
+    assert 'reg/app:9' in finished['failed_pods'][0]['reason']
+    assert rec(kube)['state'] == 'in-progress'   # still held
+    assert images_of(kube)['web-1'] == 'reg/app:9'   # not overwritten
+
+
+def test_state_finish_fails_on_a_pod_another_writer_changed_naming_it():
+    kube = FakeApps([workload('StatefulSet')])
+    first = rollout(kube, stop_after_batches=3)
+    assert first['run']['stopped'] is True
+    kube.pods['web-2']['spec']['containers'][0]['image'] = 'reg/app:9'
+    with pytest.raises(engine.ConcurrentChange) as info:
+        rollout(kube, state='finish')
+    assert rec(kube)['state'] == 'in-progress'
+    assert info.value.details['failed_pods'][0]['name'] == 'web-2' and 'stays held' in info.value.msg
 
 
 def test_a_finish_error_without_failed_pods_fails_the_call():
