@@ -15,9 +15,11 @@ collection), and never passes on a ``progress_file`` it did not make (the module
 rollout/progress.py).
 
 The role's tasks name the state and what the run computed; with ``internal.role_variables`` this action adds the
-options that come from the role's variables (rollout/role_options.py, the one mapping; what the task names wins),
+options that come from the role's variables (rollout/role_options.py, the one mapping; what the task names wins;
+``internal.undo``, the revision an in-place undo rolls out, instead of rollout_images and rollout_resources),
 and to the results of the role's calls the text the role prints (rollout/messages.py): ``lines`` of states
-drain_label and rollback, ``failure`` of state rollout (with ``internal.analysis_summary``, the role's, which the
+drain_label and rollback, ``analysis_lines`` of state rollout at an analysis (its line for each outcome, the
+summary left to fill in), ``failure`` of state rollout (with ``internal.analysis_summary``, the role's, which the
 module does not take). State drain_label for pods chosen by label selectors runs no module: there is no workload to
 read, only the lines to show."""
 
@@ -98,9 +100,10 @@ class ActionModule(ActionBase):
         if isinstance(args.get('internal'), dict):
             args['internal'] = dict((k, v) for k, v in args['internal'].items() if k != 'progress_file')
             summary = args['internal'].pop('analysis_summary', None)
+            undo = args['internal'].pop('undo', None)
             role_call = bool(args['internal'].pop('role_variables', False))
             if role_call:
-                args = self._with_role_variables(args, task_vars or {})
+                args = self._with_role_variables(args, task_vars or {}, undo)
         if role_call and args.get('state') == 'drain_label' and not args.get('kind'):
             result.update(changed=False, drain_label={}, lines=self._lines(args, result, task_vars or {}))
             return result
@@ -132,8 +135,14 @@ class ActionModule(ActionBase):
         if state in ('drain_label', 'rollback'):
             return {'lines': self._lines(args, result, task_vars)}
         run = result.get('run')
-        if state != 'rollout' or not isinstance(run, dict) or run.get('point'):
+        if state != 'rollout' or not isinstance(run, dict):
             return {}
+        if run.get('point'):
+            if not run['point'].get('analysis'):
+                return {}
+            on_failure = role_options.templated(self._templar, task_vars, ['rollout_on_failure'])
+            return {'analysis_lines': messages.analysis_lines(run['point'].get('after'),
+                                                              on_failure.get('rollout_on_failure', 'halt'))}
         internal = args.get('internal') or {}
         point = (internal.get('resume') or {}).get('point') or {}
         analysis = {'after': point.get('after'), 'outcome': internal.get('analysis'), 'summary': summary}
@@ -148,11 +157,12 @@ class ActionModule(ActionBase):
                                           workload=bool(args.get('kind')), check_mode=check_mode,
                                           enabling=boolean(variables.get('rollout_enable_drain_label', False)))
 
-    def _with_role_variables(self, args, task_vars):
-        """``args`` with the options of its state that come from the role's variables (the task's own win);
+    def _with_role_variables(self, args, task_vars, undo=None):
+        """``args`` with the options of its state that come from the role's variables (the task's own win; the
+        images and resources of ``undo``, the revision an in-place undo rolls out, instead of the variables');
         ``internal`` left out when nothing else is in it."""
         variables = role_options.templated(self._templar, task_vars, role_options.variable_names())
-        args = dict(role_options.module_args(args.get('state'), variables), **args)
+        args = dict(role_options.module_args(args.get('state'), variables, undo), **args)
         if not args['internal']:
             del args['internal']
         return args

@@ -60,8 +60,14 @@ def input_errors(role):
                               'rollout_config_data'))
     if restart and (images or resources):
         errors.append('rollout_restart cannot be combined with rollout_images or rollout_resources: restart alone')
-    if action == 'release' and 'kind' not in target:
-        errors.append('rollout_action release needs a workload (rollout_target.kind and .name)')
+    if action in ('release', 'undo') and 'kind' not in target:
+        errors.append('rollout_action %s needs a workload (rollout_target.kind and .name)' % action)
+    if action == 'undo' and (images or resources or restart):
+        errors.append('rollout_action undo takes the images and resources of the revision it goes back to: do not '
+                      'give rollout_images, rollout_resources or rollout_restart')
+    if action == 'undo' and config:
+        errors.append('rollout_action undo cannot be combined with rollout_config: it rolls out the images and '
+                      'resources of a revision')
     wrong = [name for name in COUNTS if not _count_ok(role.get(name))]
     if wrong:
         errors.append('%s: take a count (3) or a percentage from 0%% to 100%% (25%%)' % ', '.join(

@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 """The text the role prints after its calls of rollout_workload, built here rather than in the role's Jinja: the
-drain label's report (state drain_label), what a rollback did (state rollback) and the failure of a rollout that did
-not reach its target (state rollout). The module's action (plugins/action/rollout_workload.py) adds them to the
+drain label's report (state drain_label), what a rollback did (state rollback), the line of an analysis between the
+steps and the failure of a rollout that did not reach its target (state rollout). The module's action (plugins/action/rollout_workload.py) adds them to the
 result of the role's calls; the role only prints them."""
 
 ROLLED_BACK_TAIL = '. Every updated pod runs the values from before again and the controller is released'
@@ -51,6 +51,32 @@ def drain_label_lines(label, found, workload=True, enabling=False, check_mode=Fa
     return lines + ['pods without the label: ' + pods, 'template carries it: ' + template,
                     'Service selecting it: ' + selecting,
                     'left drained by an interrupted run: ' + (', '.join(found.get('drained') or []) or 'none')]
+
+
+def analysis_line(after, outcome, summary, on_failure):
+    """The line the role shows after the analysis at the point after ``after`` (the canary, batch N, the last
+    batch): its ``outcome`` and ``summary`` (rollout_analysis'), and what the rollout does next (``on_failure``,
+    rollout_on_failure: halt or rollback)."""
+    if outcome == 'failure':
+        then = '; rollout_on_failure=%s: %s' % (on_failure, 'rolling back' if on_failure == 'rollback'
+                                                 else 'halted, the workload stays held')
+    elif outcome == 'inconclusive':
+        then = '; halted, the workload stays held (run the same change again to check again and resume)'
+    else:
+        then = ''
+    return 'analysis after %s: %s%s' % (after, summary, then)
+
+
+def analysis_lines(after, on_failure):
+    """analysis_line for each outcome of the analysis at the point after ``after``, its summary left as ``%s`` (the
+    role fills it in once the checks ran: the call that returned at the point does not know it)."""
+    return dict((outcome, analysis_line(_literal(after), outcome, '%s', _literal(on_failure)))
+                for outcome in ('success', 'failure', 'inconclusive'))
+
+
+def _literal(value):
+    """``value`` as text that a %-format leaves as it is."""
+    return ('%s' % (value,)).replace('%', '%%')
 
 
 def rollback_lines(groups, check_mode=False):

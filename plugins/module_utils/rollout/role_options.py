@@ -6,8 +6,10 @@
 
 The role's tasks name only the state and what the run itself computed (its id, the window, the restart id, the
 plumbing of ``internal``); the action of rollout_workload (plugins/action/rollout_workload.py) adds the options that
-come from the role's variables, ``module_args(state, variables)``, and the action rollout_preflight reads the same
-variables (``role_variables``). The options a state takes are those its task passed before this mapping.
+come from the role's variables, ``module_args(state, variables, undo)``, and the action rollout_preflight reads the
+same variables (``role_variables``). ``undo``, the one input that is not a variable of the user: the revision an
+in-place undo goes back to (state previous's ``undo``, passed by the role's call as ``internal.undo``), whose images
+and resources take the place of rollout_images and rollout_resources (which an undo does not take). The options a state takes are those its task passed before this mapping.
 
 PRESETS is the one table of the role's defaults that deliberately differ from the module's (a safer preset):
 tests/unit/plugins/module_utils/test_role_options.py fails when any other default of the role differs from the
@@ -139,9 +141,14 @@ def templated(templar, task_vars, names):
     return templar.template(dict((name, task_vars[name]) for name in names if name in task_vars))
 
 
-def module_args(state, variables):
+def module_args(state, variables, undo=None):
     """rollout_workload's options for ``state`` from the role's ``variables`` (name with its prefix -> value,
-    templated): the options it takes (STATE_OPTIONS), those that are empty left out."""
+    templated): the options it takes (STATE_OPTIONS), those that are empty left out. ``undo``: the revision of an
+    in-place undo ({images, resources}, state previous's), rolled out instead of rollout_images and
+    rollout_resources."""
+    if undo:
+        variables = dict(variables, **{PREFIX + 'images': undo.get('images'),
+                                       PREFIX + 'resources': undo.get('resources')})
     args = {}
     for option in STATE_OPTIONS.get(state, ()):
         variable, convert = OPTIONS[option]

@@ -30,6 +30,7 @@ def test_good_inputs_have_no_error():
     assert errors(target={'namespace': 'shop', 'label_selectors': ['app=web']}) == []
     assert errors(images={}, restart=['app']) == []
     assert errors(action='rollback', images={}) == []
+    assert errors(action='undo', images={}) == []
 
 
 @pytest.mark.parametrize('changed, expected', [
@@ -40,6 +41,12 @@ def test_good_inputs_have_no_error():
     ({'restart': ['app']}, 'rollout_restart cannot be combined with rollout_images or rollout_resources'),
     ({'action': 'release', 'target': {'namespace': 'shop', 'label_selectors': ['app=web']}},
      'rollout_action release needs a workload'),
+    ({'action': 'undo', 'images': {}, 'target': {'namespace': 'shop', 'label_selectors': ['app=web']}},
+     'rollout_action undo needs a workload (rollout_target.kind and .name)'),
+    ({'action': 'undo'}, 'rollout_action undo takes the images and resources of the revision it goes back to: do '
+                         'not give rollout_images, rollout_resources or rollout_restart'),
+    ({'action': 'undo', 'images': {}, 'restart': ['app']}, 'do not give rollout_images'),
+    ({'action': 'undo', 'images': {}, 'config': ['auto']}, 'rollout_action undo cannot be combined with rollout_config'),
     ({'batch_size': '150%'}, 'rollout_batch_size 150%: take a count (3) or a percentage from 0% to 100% (25%)'),
     ({'canary': 'two'}, 'take a count (3) or a percentage from 0% to 100% (25%)'),
     ({'max_unavailable': '-1'}, 'max_unavailable -1'),

@@ -59,6 +59,34 @@ def test_a_call_that_stands_at_a_point_or_reached_the_target_has_no_failure(monk
     assert done['failure'] == ''
 
 
+@pytest.mark.parametrize('outcome, on_failure, expected', [
+    ('success', 'halt', 'analysis after batch 2: success: 2 of 2 check(s) passed'),
+    ('failure', 'halt', 'analysis after batch 2: failure: errors 7%; rollout_on_failure=halt: halted, the workload '
+                        'stays held'),
+    ('failure', 'rollback', 'analysis after batch 2: failure: errors 7%; rollout_on_failure=rollback: rolling back'),
+    ('inconclusive', 'rollback', 'analysis after batch 2: inconclusive: no data; halted, the workload stays held (run '
+                                 'the same change again to check again and resume)'),
+])
+def test_the_analysis_line_for_each_outcome(outcome, on_failure, expected):
+    summary = expected.split('batch 2: ')[1].split(';')[0]
+    assert messages.analysis_line('batch 2', outcome, summary, on_failure) == expected
+
+
+def test_a_call_that_stands_at_an_analysis_returns_its_line_for_each_outcome(monkeypatch):
+    point = {'after': 'the canary', 'verify': False, 'analysis': True}
+    result = call(monkeypatch, {'state': 'rollout', 'internal': {'role_variables': True}},
+                  {'run': {'point': point}, 'report': {}}, task_vars={'rollout_on_failure': 'rollback'})[0]
+    lines = result['analysis_lines']
+    assert 'failure' not in result and sorted(lines) == ['failure', 'inconclusive', 'success']
+    # as analysis.yml fills it in (Jinja's format: %), a summary with a percent sign in it
+    assert lines['failure'] % 'failure: ratio 7% > 5%' == messages.analysis_line(
+        'the canary', 'failure', 'failure: ratio 7% > 5%', 'rollback')
+    assert lines['success'] % 'ok' == 'analysis after the canary: ok'
+    verify = call(monkeypatch, {'state': 'rollout', 'internal': {'role_variables': True}},
+                  {'run': {'point': dict(point, verify=True, analysis=False)}, 'report': {}})[0]
+    assert 'analysis_lines' not in verify
+
+
 def test_the_drain_label_report_of_a_workload(monkeypatch):
     found = {'unlabelled': ['web-0'], 'drained': [], 'template_labelled': False, 'service': 'web',
              'service_selects': False}

@@ -119,6 +119,15 @@ def test_each_state_takes_its_options_from_the_roles_variables(state, variables,
         assert args == expected
 
 
+def test_an_undo_rolls_out_its_revisions_images_and_resources_not_the_variables():
+    undo = {'images': {'app': 'web:1'}, 'resources': {'app': {'limits': {'cpu': '1'}}}, 'revision': 'web-abc'}
+    args = module_args('rollout', dict(ROLE_DEFAULTS, rollout_target=TARGET, rollout_action='undo'), undo)
+    assert args['images'] == {'app': 'web:1'} and args['resources'] == {'app': {'limits': {'cpu': '1'}}}
+    only_images = module_args('rollout', dict(ROLE_DEFAULTS, rollout_target=TARGET), dict(undo, resources={}))
+    assert only_images['images'] == {'app': 'web:1'} and 'resources' not in only_images
+    assert 'images' not in module_args('rollout', dict(ROLE_DEFAULTS, rollout_target=TARGET), {})
+
+
 class Templar:
     """An action's templar: resolves ``{{ name }}`` of a plain variable, as Ansible would."""
 
@@ -154,6 +163,23 @@ def test_the_modules_action_adds_the_roles_variables_to_the_roles_own_tasks(monk
                            state='rollback', run_id='r1', wait_timeout=30)
     assert seen[0]['images'] == {'app': 'web:3'} and 'internal' not in seen[0]
     assert seen[1]['internal'] == {'verify': True} and json.dumps(seen[1], sort_keys=True)
+
+
+def test_the_modules_action_rolls_out_the_undos_revision_it_is_passed(monkeypatch):
+    from ansible.plugins.action import ActionBase
+    from ansible_collections.inplace.k8s.plugins.action.rollout_workload import ActionModule
+    monkeypatch.setattr(ActionBase, 'run', lambda self, tmp=None, task_vars=None: {})
+    task_vars = dict(ROLE_DEFAULTS, rollout_target=TARGET, rollout_action='undo')
+    internal = {'role_variables': True, 'undo': {'images': {'app': 'web:1'}, 'resources': {}}}
+    task = mock.MagicMock(args={'state': 'rollout', 'run_id': 'r1', 'internal': internal}, async_val=0)
+    task._role.get_name.return_value = 'inplace.k8s.rollout'
+    connection = mock.MagicMock(transport='ssh', has_native_async=False)
+    plugin = ActionModule(task, connection, mock.MagicMock(), mock.MagicMock(), Templar(task_vars), mock.MagicMock())
+    plugin._remove_tmp_path = lambda path: None
+    seen = []
+    plugin._execute_module = lambda module_name, module_args, task_vars, wrap_async: seen.append(module_args) or {}
+    plugin.run(task_vars=task_vars)
+    assert seen[0]['images'] == {'app': 'web:1'} and 'resources' not in seen[0] and 'internal' not in seen[0]
 
 
 def preflight(monkeypatch, task_vars):
