@@ -58,14 +58,7 @@ class FinishStep:
             return StepResult(self.sync.sync())   # which deletes the pre-pull pods left too
         shared.delete_prepulled()
         if final == RELEASED:
-            w.read()
-            held = w.held
-            if not held.active:
-                return StepResult(shared.result(w.pods(), changed=False, old=[], message='%s %s/%s: no unfinished '
-                                                'rollout to release (record state %s)' % (
-                                                    w.kind, w.namespace, w.name, held.state)))
-            images, resources = held.values_now
-            return self.release_held(held, images, resources, final)
+            return self._release_as_is()
         images, resources = shared.values_now()
         if not shared.restart and w.held.active:   # checked again on the read the release write is guarded by
             refused = guard.release_check(images, resources)(w)
@@ -89,11 +82,8 @@ class FinishStep:
         final = ROLLED_BACK if rec.rolling_back else DONE
         moved = {}
         if known is not None and not shared.check_mode:
-            if not listed_now:
-                pods = w.pods()   # the one list of the end: what the result claims is what the cluster has now
-            moved = reconcile(pods, shared.watched, set(known), images, resources, w.spec.get('replicas'))
-            # What the result claims holds as of this list; a write after it is for the next run to see.
-            moved['verified_at'] = record.timestamp(precise=True)
+            pods = pods if listed_now else w.pods()   # the one list of the end: what the result claims is now
+            moved = self._reconciled(pods, known, images, resources)
         refused = self._overwritten(partition.outside(rec.partition, pods), images, rec.before_values[0]) \
             if final == DONE and rec.in_progress else None
         if refused is not None:
@@ -102,6 +92,27 @@ class FinishStep:
         if step.error is None:
             step.out.update(moved)
         return step
+
+    def _release_as_is(self):
+        """State release: the held record's strategy restored and the record marked released, no pod changed."""
+        shared = self.shared
+        w = shared.workload
+        w.read()
+        held = w.held
+        if not held.active:
+            return StepResult(shared.result(w.pods(), changed=False, old=[], message='%s %s/%s: no unfinished '
+                                            'rollout to release (record state %s)' % (
+                                                w.kind, w.namespace, w.name, held.state)))
+        images, resources = held.values_now
+        return self.release_held(held, images, resources, RELEASED)
+
+    def _reconciled(self, pods, known, images, resources):
+        """{gone, replaced, verified_at} of the end's list ``pods`` (reconcile)."""
+        moved = reconcile(pods, self.shared.watched, set(known), images, resources,
+                          self.shared.workload.spec.get('replicas'))
+        # What the result claims holds as of this list; a write after it is for the next run to see.
+        moved['verified_at'] = record.timestamp(precise=True)
+        return moved
 
     def _overwritten(self, pods, images, before):
         """Before the release: a pod whose spec has neither the rollout's image nor the one from before was

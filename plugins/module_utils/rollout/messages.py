@@ -58,8 +58,8 @@ def analysis_line(after, outcome, summary, on_failure):
     batch): its ``outcome`` and ``summary`` (rollout_analysis'), and what the rollout does next (``on_failure``,
     rollout_on_failure: halt or rollback)."""
     if outcome == 'failure':
-        then = '; rollout_on_failure=%s: %s' % (on_failure, 'rolling back' if on_failure == 'rollback'
-                                                 else 'halted, the workload stays held')
+        then = '; rollout_on_failure=%s: %s' % (
+            on_failure, 'rolling back' if on_failure == 'rollback' else 'halted, the workload stays held')
     elif outcome == 'inconclusive':
         then = '; halted, the workload stays held (run the same change again to check again and resume)'
     else:

@@ -9,7 +9,8 @@ plumbing of ``internal``); the action of rollout_workload (plugins/action/rollou
 come from the role's variables, ``module_args(state, variables, undo)``, and the action rollout_preflight reads the
 same variables (``role_variables``). ``undo``, the one input that is not a variable of the user: the revision an
 in-place undo goes back to (state previous's ``undo``, passed by the role's call as ``internal.undo``), whose images
-and resources take the place of rollout_images and rollout_resources (which an undo does not take). The options a state takes are those its task passed before this mapping.
+and resources take the place of rollout_images and rollout_resources (which an undo does not take). The options a
+state takes are those its task passed before this mapping.
 
 PRESETS is the one table of the role's defaults that deliberately differ from the module's (a safer preset):
 tests/unit/plugins/module_utils/test_role_options.py fails when any other default of the role differs from the
