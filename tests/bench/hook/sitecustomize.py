@@ -118,9 +118,10 @@ class Loader(object):
 
 
 ROLLOUT = 'ansible_collections.inplace.k8s.plugins.module_utils.rollout.'
-# phase -> (module, class): the rollout's steps are collaborators of Rollout (rollout/steps.py), each its own class.
-PHASES = {'prepare': (ROLLOUT + 'plan', 'PlanStep'), 'batch': (ROLLOUT + 'batch_step', 'BatchStep'),
-          'finish': (ROLLOUT + 'finish', 'FinishStep')}
+# phase -> (module, class, method): the rollout's steps are collaborators of Rollout (rollout/steps.py), each its own
+# class; the finish's method is the one both the loop and state finish run.
+PHASES = {'prepare': (ROLLOUT + 'plan', 'PlanStep', 'prepare'), 'batch': (ROLLOUT + 'batch_step', 'BatchStep', 'batch'),
+          'finish': (ROLLOUT + 'finish', 'FinishStep', 'run_finish')}
 
 
 def cpu_seconds():
@@ -148,15 +149,15 @@ def trace_requests(recorder):
 
 
 def time_steps(recorder):
-    """The rollout steps (PlanStep.prepare, BatchStep.batch, FinishStep.finish) of a module process, so that one
+    """The rollout steps (PlanStep.prepare, BatchStep.batch, FinishStep.run_finish) of a module process, so that one
     process running them all (state rollout) still shows where its prepare ends and its finish starts: a hook per
     module of a step."""
-    def patcher(phase, cls):
+    def patcher(phase, cls, method):
         def patch(module):
             owner = getattr(module, cls)
-            setattr(owner, phase, timed(getattr(owner, phase), recorder, phase))
+            setattr(owner, method, timed(getattr(owner, method), recorder, phase))
         return patch
-    return [PatchHook(name, patcher(phase, cls)) for phase, (name, cls) in sorted(PHASES.items())]
+    return [PatchHook(name, patcher(phase, cls, method)) for phase, (name, cls, method) in sorted(PHASES.items())]
 
 
 def profile(directory):

@@ -17,10 +17,10 @@ HOOK = load('hook/sitecustomize')
 
 @pytest.mark.parametrize('phase', sorted(HOOK.PHASES))
 def test_each_timed_phase_is_a_method_of_its_step(phase):
-    name, cls = HOOK.PHASES[phase]
-    assert callable(getattr(getattr(importlib.import_module(name), cls), phase))
+    name, cls, method = HOOK.PHASES[phase]
+    assert callable(getattr(getattr(importlib.import_module(name), cls), method))
 
 
 def test_one_hook_per_step_module():
     hooks = HOOK.time_steps(recorder=None)
-    assert sorted(h.name for h in hooks) == sorted(name for name, _cls in HOOK.PHASES.values())
+    assert sorted(h.name for h in hooks) == sorted(name for name, _cls, _method in HOOK.PHASES.values())
