@@ -204,3 +204,24 @@ def test_the_preflight_reads_the_roles_variables_itself(monkeypatch):
     refused = preflight(monkeypatch, dict(task_vars, rollout_images={}, rollout_batch_sze=2))
     assert refused['failed'] and 'give rollout_images' in refused['msg']
     assert 'rollout_batch_sze (did you mean rollout_batch_size?)' in refused['msg']
+
+
+def role_tasks(tasks):
+    """Every task of a task file, those inside blocks too."""
+    for task in tasks or []:
+        yield task
+        for key in ('block', 'rescue', 'always'):
+            for inner in role_tasks(task.get(key)):
+                yield inner
+
+
+def test_the_role_never_includes_a_role_and_the_undo_sets_no_fact():
+    # The undo rolls its revision out through the same calls (internal.undo), not by running the role again; what
+    # it read is a registered variable, reset at each run's start, never a fact of its own.
+    directory = os.path.join(ROLE, 'tasks')
+    for name in sorted(os.listdir(directory)):
+        with open(os.path.join(directory, name)) as source:
+            for task in role_tasks(yaml.safe_load(source)):
+                assert not any(key.endswith(('include_role', 'import_role')) for key in task), (name, task)
+                facts = task.get('ansible.builtin.set_fact') or {}
+                assert facts.get('__rollout_undo', {}) == {}, (name, task)
