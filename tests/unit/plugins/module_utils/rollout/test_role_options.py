@@ -211,8 +211,7 @@ def role_tasks(tasks):
     for task in tasks or []:
         yield task
         for key in ('block', 'rescue', 'always'):
-            for inner in role_tasks(task.get(key)):
-                yield inner
+            yield from role_tasks(task.get(key))
 
 
 def test_the_role_never_includes_a_role_and_the_undo_sets_no_fact():
