@@ -34,12 +34,13 @@ def check_errors(value, field='config_check', config_field='config', config=None
     ``field`` and the fix; [] when there is none (an empty value: no check)."""
     if not value:
         return []
-    if not isinstance(value, dict):
-        return ['%s: a mapping with command (a list), and expect or contains; got a %s' % (field, type(value).__name__)]
     errors = []
     if not config:
         errors.append('%s: runs after the restarts of a config rollout; set %s too, or leave %s out' % (
             field, config_field, field))
+    if not isinstance(value, dict):
+        return errors + ['%s: a mapping with command (a list), and expect or contains; got a %s' % (
+            field, type(value).__name__)]
     unknown = sorted(set(value) - set(CHECK_KEYS))
     if unknown:
         errors.append('%s: unknown key(s) %s (it takes %s)' % (field, ', '.join(map(str, unknown)), ', '.join(CHECK_KEYS)))
@@ -188,7 +189,7 @@ class ConfigChecks:
                                               projection.masked((result.stdout or '').strip(), secrets))
             if problem:
                 raise PodFailure(podstate.meta(pod, 'name'), 'ConfigCheckFailed', 'config_check %s: %s' % (
-                    shown, problem), container=container)
+                    projection.masked(shown, secrets), problem), container=container)
             for name in names:
                 if name in tracked:
                     tracked[name].details['config_check'] = 'passed: %s (in container %s)' % (shown, container)
