@@ -133,8 +133,8 @@ class ConfigChecks:
                     tracked[name].details.setdefault('projection', []).append(note)
             if confirmed:
                 continue
-            where = 'pod %s: %s, read by %s' % (podstate.meta(pod, 'name'), projection.describe(probe),
-                                                 ', '.join(probe.consumers))
+            where = 'pod %s: %s, read by %s' % (
+                podstate.meta(pod, 'name'), projection.describe(probe), ', '.join(probe.consumers))
             if self.mode == REQUIRED:
                 raise PodFailure(podstate.meta(pod, 'name'), 'ProjectionUnconfirmed', '%s: %s; not restarted '
                                  '(config_projection required)' % (projection.describe(probe), note),

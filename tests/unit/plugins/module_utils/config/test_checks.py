@@ -13,12 +13,20 @@ import json
 
 import pytest
 
+from ansible_collections.inplace.k8s.plugins.module_utils import runner
 from ansible_collections.inplace.k8s.plugins.module_utils.config import checks, projection
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.rollout import inputs
+from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context as rollout_context, inputs
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.config.test_config import ConfigKube, configmap
-from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.config.test_config import watcher  # noqa: F401
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakePodWatcher
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout.helpers import batch
+
+@pytest.fixture(autouse=True)
+def fake_watch(monkeypatch):
+    """The batches watch the fake cluster."""
+    for module in (runner, rollout_context):
+        monkeypatch.setattr(module, 'PodWatcher', FakePodWatcher)
+
 
 OLD, NEW = {'mode': 'old', 'app.conf': 'a=1'}, {'mode': 'new', 'app.conf': 'a=2'}
 
