@@ -21,6 +21,7 @@ from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.config.test
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.fakes import FakePodWatcher
 from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils.rollout.helpers import batch
 
+
 @pytest.fixture(autouse=True)
 def fake_watch(monkeypatch):
     """The batches watch the fake cluster."""
