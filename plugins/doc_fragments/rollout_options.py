@@ -62,6 +62,25 @@ options:
         C(data) (KEY to base64); the data from before is kept in the Secret V(NAME.inplace-previous). Its values are
         never shown nor logged (a diff shows the keys only).
     type: dict
+  config_projection:
+    description:
+      - Before a container that reads a changed object of O(config) through a volume (whole or C(subPath)) restarts,
+        read the volume's files through C(pods/exec) (C(cat), in a container that mounts it whole) until they show the
+        new data, up to O(wait_timeout) (docs/config-rollouts.md).
+      - V(best_effort) - not confirmed, it restarts anyway, with a warning naming the pod, container, volume and why.
+        V(required) - not confirmed, that pod fails, and C(pods/exec) is checked before anything is written.
+        V(skip) - no reading.
+    type: str
+    choices: [best_effort, required, skip]
+    default: best_effort
+  config_check:
+    description:
+      - A config rollout's check after each restart - C(command) (a list) run through C(pods/exec) in each restarted
+        container once it is ready (or in C(container)), C(expect) (the stripped output equals it) and/or
+        C(contains) (the output contains it); without them exit code 0 passes. A check that does not pass fails the
+        pod, its reason naming the command and its output (truncated; Secret values the container uses masked).
+        Not run in check mode, nor by a rollback.
+    type: dict
   allow_recreate:
     description: Hand a change that cannot be made in place to the controller's rolling update instead of failing.
     type: bool

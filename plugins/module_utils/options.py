@@ -172,10 +172,12 @@ class Strategy(namedtuple('Strategy', 'name exec_signal exec_command cri_client 
         return cls(params.get('strategy') or 'auto', *(params.get(name) for name in cls._fields[1:]))
 
 
-class RestartChange(namedtuple('RestartChange', 'containers ordered restarted_after strategy on_failure select',
-                               defaults=(None, False, None, Strategy(), 'stop', None))):
+class RestartChange(namedtuple('RestartChange', 'containers ordered restarted_after strategy on_failure select hooks',
+                               defaults=(None, False, None, Strategy(), 'stop', None, None))):
     """container_recreate: which containers restart (None: the app containers), in order or not, since when.
-    ``select``: none from a module's params; a config rollout's choice per pod (pod -> {container: why})."""
+    ``select``: none from a module's params; a config rollout's choice per pod (pod -> {container: why}).
+    ``hooks``: none from a module's params; a config rollout's checks before and after each restart
+    (config/checks.py)."""
 
     __slots__ = ()
 

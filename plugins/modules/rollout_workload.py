@@ -208,6 +208,17 @@ config:
   type: dict
   sample: {scope: [ConfigMap/app-config], restarts: {web-0: {app: "ConfigMap/app-config changed 2026-01-31T12:00:00Z,
            container started 2026-01-30T08:00:00Z (env MODE (key mode))"}}}
+config_checks:
+  description:
+    - With O(config) - per pod, per restarted container, what was read in the pod through C(pods/exec) - C(projection)
+      (a note per volume - C(confirmed ...) before the restart, or why not; O(config_projection)) and
+      C(config_check) (C(passed ...); O(config_check)). V(batch) returns the step's, V(rollout) and the role's
+      C(rollout_result) the run's.
+  returned: with config
+  type: dict
+  sample: {web-0: {app: {projection: ["confirmed: ConfigMap/app-config in volume conf (/etc/app/mode) shows the new
+           data (exec in container app, 1 read(s), 0.4s)"], config_check: "passed: cat /etc/app/mode (in container
+           app)"}}}
 config_data:
   description:
     - With O(config_data) or O(secret_data) - the objects whose data this call wrote (C(written)), found as given

@@ -21,8 +21,9 @@ from collections import namedtuple
 from ansible_collections.inplace.k8s.plugins.module_utils.config import record, usage
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
 
-# container -> why: [str]; given: {ref: fingerprint} of every object in scope it uses (its record once it runs them)
-PodConfig = namedtuple('PodConfig', 'restarts given')
+# restarts: container -> why: [str]; given: {ref: fingerprint} of every object in scope it uses (its record once it
+# runs them); changed: container -> [ref] of the objects it restarts for (the refs of ``restarts``, in its order).
+PodConfig = namedtuple('PodConfig', 'restarts given changed', defaults=(None,))
 
 
 def _started(pod, name):
@@ -39,7 +40,7 @@ def plan_pod(pod, objects, scope=None, cutoff=None):
     new data was written): a container started before it never ran the new data, so it runs the data written back
     and is given it without a restart."""
     recorded = record.read(pod)
-    restarts, given = {}, {}
+    restarts, given, changed_refs = {}, {}, {}
     for name, uses in usage.consumers(pod.get('spec')).items():
         started = _started(pod, name)
         for kind, obj_name in sorted(set((use.kind, use.name) for use in uses)):
@@ -57,9 +58,10 @@ def plan_pod(pod, objects, scope=None, cutoff=None):
             if recorded.get(name, {}).get(ref) == now:
                 continue   # it was given this data (the record), the object was written since without a change
             how = '; '.join(usage.describe(use) for use in uses if (use.kind, use.name) == (kind, obj_name))
+            changed_refs.setdefault(name, []).append(ref)
             restarts.setdefault(name, []).append('%s changed %s, container started %s (%s)' % (
                 ref, changed.strftime('%Y-%m-%dT%H:%M:%SZ'), started.strftime('%Y-%m-%dT%H:%M:%SZ'), how))
-    return PodConfig(restarts, given)
+    return PodConfig(restarts, given, changed_refs)
 
 
 def to_record(pod, pod_config):

@@ -63,27 +63,37 @@ def _env_uses(container):
     return found
 
 
-def _items(source):
-    keys = tuple(str(entry.get('key')) for entry in source.get('items') or [] if isinstance(entry, dict))
-    return keys or None
+def _files(source):
+    """{key: file path} of a source's ``items`` (a key projected under another name); None: every key, each at its
+    own name."""
+    found = dict((str(entry.get('key')), str(entry.get('path') or entry.get('key')))
+                 for entry in source.get('items') or [] if isinstance(entry, dict))
+    return found or None
 
 
-def volume_sources(volume):
-    """[(kind, name, keys or None, optional)] of one pod volume: a configMap, a secret, or a projected volume's
-    configMap and secret sources (its downwardAPI and serviceAccountToken sources read no object)."""
+def volume_files(volume):
+    """[(kind, name, {key: file path} or None, optional)] of one pod volume: a configMap, a secret, or a projected
+    volume's configMap and secret sources (its downwardAPI and serviceAccountToken sources read no object). None:
+    every key of the object, each a file of its own name."""
     found = []
     config = volume.get('configMap')
     if isinstance(config, dict) and config.get('name'):
-        found.append((CONFIGMAP, config['name'], _items(config), bool(config.get('optional'))))
+        found.append((CONFIGMAP, config['name'], _files(config), bool(config.get('optional'))))
     secret = volume.get('secret')
     if isinstance(secret, dict) and secret.get('secretName'):
-        found.append((SECRET, secret['secretName'], _items(secret), bool(secret.get('optional'))))
+        found.append((SECRET, secret['secretName'], _files(secret), bool(secret.get('optional'))))
     for source in ((volume.get('projected') or {}).get('sources') or []):
         for field, kind in (('configMap', CONFIGMAP), ('secret', SECRET)):
             item = (source or {}).get(field)
             if isinstance(item, dict) and item.get('name'):
-                found.append((kind, item['name'], _items(item), bool(item.get('optional'))))
+                found.append((kind, item['name'], _files(item), bool(item.get('optional'))))
     return found
+
+
+def volume_sources(volume):
+    """[(kind, name, keys or None, optional)] of one pod volume (volume_files without the file names)."""
+    return [(kind, name, tuple(files) if files else None, optional)
+            for kind, name, files, optional in volume_files(volume)]
 
 
 def _subpath_keys(keys, sub_path, single):

@@ -114,6 +114,10 @@ class Operation:
         """Make the change for one group of steps(); the pod after it."""
         raise NotImplementedError
 
+    def verify(self, kube, pod, pod_plan, group):
+        """After a group of steps() was acted on and waited for (restarted, ready, stable): raise PodFailure when the
+        pod does not pass what the operation checks then (default: nothing)."""
+
     def images(self, pod_plan):
         """The images this change makes the pod run (pre-pull pulls them first; default: none)."""
         return set()

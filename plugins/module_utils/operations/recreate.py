@@ -24,7 +24,9 @@ from ansible_collections.inplace.k8s.plugins.module_utils.operations.operation i
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import cri, imageref, kruise, podexec, restart
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import plan, podstate
 
-Settings = namedtuple('Settings', 'containers ordered restarted_after select', defaults=(None,))
+# select: a config rollout's choice of containers per pod; hooks: its checks in the pod before and after each
+# restart (config/checks.py ConfigChecks: before(pod, names, tracked), after(...), permissions).
+Settings = namedtuple('Settings', 'containers ordered restarted_after select hooks', defaults=(None, None))
 
 
 class Target(str):
@@ -97,7 +99,8 @@ class RecreateOperation(Operation):
     def permissions(self):
         """The record (and the image_reference switch) is a pod patch; the strategy may need more. cri
         needs nothing more of the API: it stops containers through the node's runtime socket."""
-        return Operation.permissions + tuple(self.strategy.permissions)
+        hooks = tuple(self.settings.hooks.permissions) if self.settings.hooks is not None else ()
+        return Operation.permissions + tuple(self.strategy.permissions) + hooks
 
     # ---- planning
 
@@ -140,7 +143,16 @@ class RecreateOperation(Operation):
                 info = podstate.find_container(latest, cplan.name)
                 tracked[cplan.name] = self._tracked[self._key(pod, cplan.name)] = restart.Tracked(
                     info.status if info else {}, self.clock())
+        if self.settings.hooks is not None:   # a config rollout: its volumes show the new data first
+            self.settings.hooks.before(latest, [cplan.name for cplan in group], tracked)
         return self.strategy.act(kube, latest, group, tracked) or latest
+
+    def verify(self, kube, pod, pod_plan, group):
+        """A config rollout: its check command in the restarted containers, now ready."""
+        if self.settings.hooks is not None:
+            names = [cplan.name for cplan in group]
+            self.settings.hooks.after(pod, names, {name: self.tracked(pod, name) for name in names
+                                                   if self.tracked(pod, name) is not None})
 
     def _key(self, pod, name):
         return podstate.meta(pod, 'uid'), name
@@ -205,6 +217,8 @@ class RecreateOperation(Operation):
         if tracked:
             result['seconds_to_ready'] = tracked[0].ready_seconds
             result.update(self.strategy.describe(cplan, tracked[0]))
+            result.update((key, tracked[0].details[key]) for key in ('projection', 'config_check')
+                          if key in tracked[0].details)
         return result
 
     def report(self, failed=False):
@@ -228,7 +242,7 @@ def settings_of(change, wait):
     if (wait.min_ready_seconds or 0) < 0:
         raise ValidationError('min_ready_seconds (min_started_seconds) must not be negative')
     return Settings(containers=change.containers or None, ordered=bool(change.ordered),
-                    restarted_after=after or None, select=change.select)
+                    restarted_after=after or None, select=change.select, hooks=change.hooks)
 
 
 def resolve_strategy(kube, name):

@@ -116,3 +116,4 @@ class Waiting:
             run.write_time = self.clock()
             if self.options.wait:
                 self._wait(run, planning.PodPlan(run.plan.pod, group), rec, run.pod)
+                self.op.verify(self.kube, run.pod, run.plan, group)

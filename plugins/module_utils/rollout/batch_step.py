@@ -137,6 +137,7 @@ class BatchStep:
                       'updated (it runs %s); not overwritten' % spec_images(current[name], shared.images)}
                      for name in ([] if shared.restart or shared.check_mode else kept)
                      if not pod_matches(current[name], shared.images, shared.resources))
+        out['config_checks'] = config_checks(changes)
         out.update(blocked=gated['blocked'], failed_pods=failures.entries(), verified=verified, timings=_timings(changes),
                    not_started=not_started, recreated=[name for name in recreated_pods(changes) if name not in moved],
                    gone=gone, changed=bool(out['changed'] or any(r.get('changed') for r in changes.values())))
@@ -206,7 +207,7 @@ class BatchStep:
             changes['restart'] = run(RestartChange(
                 containers=None if shared.config else list(shared.restart),
                 strategy=Strategy(name=shared.options.restart_strategy or 'auto'),
-                select=shared.config.select if shared.config else None))
+                select=shared.config.select if shared.config else None, hooks=shared.config_hooks()))
         on_failure = shared.options.on_failure or 'stop'
         if shared.images:
             pulling = bool(shared.options.prepull)
@@ -272,6 +273,18 @@ def change_pods(changes):
     for key in CHANGES:
         for pod in (changes.get(key) or {}).get('pods') or []:
             yield key, pod
+
+
+def config_checks(changes):
+    """{pod: {container: {projection: [notes], config_check: note}}} of a config rollout's checks in the pods of the
+    batch's changes (config/checks.py), for the pods that have any."""
+    found = {}
+    for _key, pod in change_pods(changes):
+        for name, container in (pod.get('containers') or {}).items():
+            notes = dict((key, container[key]) for key in ('projection', 'config_check') if container.get(key))
+            if notes:
+                found.setdefault(pod['name'], {})[name] = notes
+    return found
 
 
 def _outcome(step):

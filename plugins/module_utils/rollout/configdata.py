@@ -82,7 +82,7 @@ class ConfigDataStep:
         restored = []
         if names:
             change = RestartChange(strategy=Strategy(name=shared.options.restart_strategy or 'auto'),
-                                   select=shared.config.select)
+                                   select=shared.config.select, hooks=shared.config_hooks(check=False))
             restored.append({'names': names, 'restart': self.run_change(names, change, min_ready_seconds=0)})
         pods = shared.pods()
         shared.config.mark(pods, [podstate.meta(p, 'name') for p in pods], warn=shared.warnings.append)

@@ -8,6 +8,7 @@ run's hold on the workload record, and the values pods should have now."""
 
 import time
 
+from ansible_collections.inplace.k8s.plugins.module_utils.config.checks import ConfigChecks
 from ansible_collections.inplace.k8s.plugins.module_utils.config.data import ConfigData
 from ansible_collections.inplace.k8s.plugins.module_utils.config.rollout import ConfigRollout
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
@@ -143,6 +144,16 @@ class RolloutContext:
         items, version = listing or self.kube.list_pods(self.options.namespace, selector or None)
         pods = self.pods(items)
         return PodWatcher(self.kube, self.options.namespace, selector or None).start(items, version), pods
+
+    def config_hooks(self, check=True):
+        """The checks in the pod of a config rollout's restarts (config/checks.py): the projection of the new data
+        before each restart, and after it the check command (``check``: not when a rollback writes the old data
+        back, which the check's expected value does not describe). None outside a config rollout."""
+        if self.config is None:
+            return None
+        return ConfigChecks(self.kube, self.config, self.options.config_projection,
+                            self.options.config_check if check else None, self.options.wait_timeout,
+                            self.warnings.append, self.clock, self.sleep)
 
     def changed_containers(self, pod):
         """The containers of ``pod`` whose image this rollout changes (a pod Pending on such an image is

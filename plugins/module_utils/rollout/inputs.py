@@ -16,7 +16,7 @@ __metaclass__ = type
 import difflib
 
 from ansible.module_utils.parsing.convert_bool import boolean
-from ansible_collections.inplace.k8s.plugins.module_utils.config import data, usage
+from ansible_collections.inplace.k8s.plugins.module_utils.config import checks, data, usage
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 
@@ -27,7 +27,7 @@ COUNTS = ('batch_size', 'canary', 'partition', 'max_unavailable')
 # passes them when the role's task gives none (analysis: whether any check is given).
 INPUTS = ('action', 'target', 'images', 'resources', 'restart', 'restart_id', 'config', 'config_data', 'batch_size',
           'canary', 'partition', 'max_unavailable', 'readiness_gate', 'drain_label', 'enable_drain_label', 'require_drain',
-          'window', 'pause_seconds', 'verify_tasks', 'stop_after_batches', 'analysis', 'analysis_after')
+          'config_check', 'window', 'pause_seconds', 'verify_tasks', 'stop_after_batches', 'analysis', 'analysis_after')
 
 
 def _count_ok(value):
@@ -56,6 +56,7 @@ def input_errors(role):
         errors.append('rollout_config cannot be combined with rollout_images, rollout_resources or rollout_restart: '
                       'a config rollout alone')
     errors.extend(usage.scope_errors(config))
+    errors.extend(checks.check_errors(role.get('config_check'), 'rollout_config_check', 'rollout_config', config))
     errors.extend(data.errors(config, role.get('config_data'), 'rollout_config_data', 'rollout_config',
                               'rollout_config_data'))
     if restart and (images or resources):

@@ -134,6 +134,8 @@ class OneCall:
         for key in TOTALS:
             getattr(run, key).extend(step.get(key) or [])
         run.timings.update(step.get('timings') or {})
+        if step.get('config_checks'):
+            run.config_checks = dict(run.config_checks or {}, **step['config_checks'])
         run.progress.extend(step.get('progress') or [])
         run.steps_run += 1
         stop_after = self.options.stop_after_batches or 0

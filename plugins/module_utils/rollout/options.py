@@ -21,7 +21,7 @@ from ansible_collections.inplace.k8s.plugins.module_utils.args import (
     DRAIN_ARG_SPEC, EVENTS_ARG_SPEC, OWNERS_ARG_SPEC, TARGET_ARG_SPEC, WAIT_ARG_SPEC, default,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
-from ansible_collections.inplace.k8s.plugins.module_utils.config import data, usage
+from ansible_collections.inplace.k8s.plugins.module_utils.config import checks, data, usage
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.image import validate_images
 from ansible_collections.inplace.k8s.plugins.module_utils.options import STRATEGIES, check_bounds
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching, progress
@@ -41,6 +41,8 @@ ROLLOUT_ARG_SPEC = {
     'config': {'type': 'list', 'elements': 'str'},
     'config_data': {'type': 'dict'},
     'secret_data': {'type': 'dict', 'no_log': True},
+    'config_projection': {'type': 'str', 'default': 'best_effort', 'choices': ['best_effort', 'required', 'skip']},
+    'config_check': {'type': 'dict'},
     'allow_recreate': {'type': 'bool', 'default': False},
     'batch_size': {'type': 'str', 'default': '1'},
     'max_unavailable': {'type': 'str'},
@@ -124,7 +126,8 @@ class RolloutOptions(namedtuple('RolloutOptions', [name for name, _default in RU
             raise ValidationError('give images, resources or restart, or config alone')
         if self.config and (self.images or self.resources or self.restart):
             raise ValidationError('config cannot be combined with images, resources or restart in one rollout')
-        config_errors = usage.scope_errors(self.config, 'config') or data.split_errors(
+        config_errors = usage.scope_errors(self.config, 'config') or checks.check_errors(
+            self.config_check, config=self.config) or data.split_errors(
             self.config_data, self.secret_data) or data.errors(self.config, self.changed_data())
         if config_errors:
             raise ValidationError('%s; nothing was changed' % '; '.join(config_errors))

@@ -130,7 +130,7 @@ def summary(facts, run=None, ended=None, check_mode=False):
         'recreated_pods': len(set(before) - set(after) - set(item.get('uid') for item in run.get('gone') or [])),
         'workload': finished.get('workload') or {},
         'left_on_old_version': finished['old'] if 'old' in finished else facts.get('kept') or [],
-        'timings': run.get('timings') or {}, 'analysis': [],
+        'timings': run.get('timings') or {}, 'config_checks': run.get('config_checks') or {}, 'analysis': [],
         'message': finished['message'] if 'message' in finished else facts.get('message') or '',
         'history': history if history is not None else rollback.get('history') or {}, 'undo': {},
         'owners': facts.get('owners') or {}, 'suspended': [], 'elapsed_seconds': None,

@@ -81,6 +81,8 @@ OPTIONS = {
     'config': ('config', _config),
     'config_data': ('config_data', _data_of(False)),
     'secret_data': ('config_data', _data_of(True)),
+    'config_projection': ('config_projection', _or_omit),
+    'config_check': ('config_check', _or_omit),
     'allow_recreate': ('allow_recreate', _as_is),
     'batch_size': ('batch_size', _string),
     'max_unavailable': ('max_unavailable', _string_or_omit),

@@ -31,6 +31,7 @@ class Run:
     gone: list = field(default_factory=list)          # pods/departure entries
     replaced: list = field(default_factory=list)      # pods the controller replaced, on the target (finish)
     timings: dict = field(default_factory=dict)
+    config_checks: dict = None                        # a config rollout's checks in the pods (batch_step.config_checks)
     steps_run: int = 0
     stopped: bool = False
     changed: bool = False

@@ -95,7 +95,7 @@ def test_the_roles_choices_are_the_modules():
                      'canary_pause_seconds': 0, 'pause_seconds': 0, 'stop_after_batches': 0, 'order': 'ordinal',
                      'prepull': False, 'wait_timeout': 300, 'max_failed_pods': 0, 'require_readiness_gate': False,
                      'drain_seconds': 0, 'min_ready_seconds': 10, 'on_failure': 'stop', 'owners': 'refuse',
-                     'force_takeover': False, 'events': True}),
+                     'force_takeover': False, 'events': True, 'config_projection': 'best_effort'}),
     ('rollout', {'rollout_batch_size': 3, 'rollout_max_unavailable': '25%', 'rollout_on_failure': 'rollback',
                  'rollout_drain_label': 'serving', 'rollout_restart_strategy': 'exec'},
      {'batch_size': '3', 'max_unavailable': '25%', 'on_failure': 'rollback', 'drain_label': 'serving',
