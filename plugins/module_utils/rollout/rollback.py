@@ -68,6 +68,8 @@ class RollbackStep:
         images, resources = held.before_values
         if held.in_progress and change_ops(w.template, '', images, resources) and change_ops(
                 w.template, '', *held.target_values):
+            # An error, not a report: nothing is written, no pod is named, and every caller (state rollback, the
+            # loop's rollback on failure) fails its call with it.
             raise engine.ConcurrentChange(
                 '%s %s/%s: its template was changed by another writer during the rollout (it is neither the '
                 'rollout\'s target nor the values from before); not overwritten by a rollback. The workload stays '
