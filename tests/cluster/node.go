@@ -31,6 +31,7 @@ import (
 	cadvisortest "k8s.io/kubernetes/pkg/kubelet/cadvisor/testing"
 	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
 	"k8s.io/kubernetes/pkg/kubemark"
+	"k8s.io/kubernetes/pkg/volume/util/hostutil"
 )
 
 // machine reports the configured CPU and memory instead of cadvisor's fake 1 core.
@@ -155,6 +156,9 @@ func runNode(args []string) int {
 		return 1
 	}
 	hk.KubeletDeps.Auth = auth
+	// subPath mounts as a kubelet makes them, by copy (subpath.go); kubemark's fakes refuse them.
+	hk.KubeletDeps.Subpather = snapshotSubpath{}
+	hk.KubeletDeps.HostUtil = fileHostUtil{hostutil.NewFakeHostUtil(nil)}
 	runCAReload(ctx.Done())
 	// The kubelet's own prober: probes reach the pods' processes over the test bed's bridge.
 	hk.KubeletDeps.ProbeManager = nil

@@ -157,6 +157,25 @@ def test_exec_reads_a_volume_at_its_mount_path_as_the_kubelet_projects_it(core, 
     assert "No such file" in exec_in(core, ns, "p", ["cat", "/etc/app/nope"])
 
 
+def test_a_subpath_mount_keeps_what_the_container_started_with_until_it_restarts(core, ns):
+    """A subPath of a configMap volume is the file as it was when the container started (a real kubelet binds it then;
+    the test bed copies it, tests/cluster/subpath.go): after a change, the whole mount shows the new file at the
+    kubelet's next sync and the subPath mount the old one, until the container starts again."""
+    core.create_namespaced_config_map(ns, {"metadata": {"name": "cfg"}, "data": {"mode": "blue"}})
+    create_ready_pod(core, ns, pod_manifest("p", [ctr("app", "registry.example/web:1.0", volumeMounts=[
+        {"name": "cfg", "mountPath": "/etc/app"}, {"name": "cfg", "mountPath": "/etc/one/mode", "subPath": "mode"}])],
+        volumes=[{"name": "cfg", "configMap": {"name": "cfg"}}]))
+    assert exec_in(core, ns, "p", ["cat", "/etc/one/mode"]) == "blue"
+    core.patch_namespaced_config_map("cfg", ns, {"data": {"mode": "green"}})
+    wait_for("the new content at the whole mount", lambda: exec_in(core, ns, "p", ["cat", "/etc/app/mode"]) == "green",
+             90, interval=2)
+    assert exec_in(core, ns, "p", ["cat", "/etc/one/mode"]) == "blue"
+    core.patch_namespaced_pod("p", ns, {"spec": {"containers": [{"name": "app", "image": "registry.example/web:2.0"}]}})
+    wait_for("restart after the image change", lambda: restarts(core, ns, "p") == 1, 60)
+    wait_for("the new content at the subPath mount", lambda: exec_in(core, ns, "p", ["cat", "/etc/one/mode"]) == "green",
+             30, interval=1)
+
+
 def test_sigterm_by_exec_restarts_and_ignoreterm_ignores_it(core, ns):
     create_ready_pod(core, ns, pod_manifest("p", [ctr("app", "registry.example/web:1.0")]))
     exec_in(core, ns, "p", ["kill", "-TERM", "1"])
