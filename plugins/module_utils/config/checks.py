@@ -20,13 +20,13 @@ import time
 from ansible_collections.inplace.k8s.plugins.module_utils.config import projection
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import PodFailure
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import podexec
-from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
+from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, poll
 
 REQUIRED, BEST_EFFORT, SKIP = 'required', 'best_effort', 'skip'
 PROJECTION_MODES = (REQUIRED, BEST_EFFORT, SKIP)
 CHECK_KEYS = ('command', 'container', 'expect', 'contains')
 EXEC_TIMEOUT = 30      # seconds one read or check may take
-FIRST_DELAY, MAX_DELAY = 1.0, 5.0   # between reads of the files: 1 s, doubled up to 5 s
+FIRST_DELAY, MAX_DELAY = 1.0, 5.0   # between reads of the files: 1 s, doubled up to 5 s (poll.until)
 
 
 def check_errors(value, field='config_check', config_field='config', config=None):
@@ -144,26 +144,30 @@ class ConfigChecks:
                       'a later restart)' % (where, note))
 
     def _confirm(self, pod, probe):
-        """(confirmed, note): read the probe's files until they show the new data, at most ``timeout``."""
+        """(confirmed, note): read the probe's files until they show the new data, at most ``timeout`` (the one poll
+        loop: pods/poll.py, its delays FIRST_DELAY doubling up to MAX_DELAY)."""
         if probe.problem:
             return False, 'not confirmed: %s' % probe.problem
-        started = self.clock()
-        delay, reads = FIRST_DELAY, 0
-        while True:
+        started, reads = self.clock(), []
+
+        def read():
+            """(why the exec did not run or None, do the files show the new data)"""
             result = self._run(pod, probe.container, projection.command(probe))
-            reads += 1
+            reads.append(result)
             problem = exec_problem(result, 'cat')
-            if problem:
-                return False, 'not confirmed (exec in container %s): %s' % (probe.container, problem)
-            elapsed = self.clock() - started
-            if podexec.exit_code(result.status) == 0 and projection.shows(probe, result.stdout):
-                return True, 'confirmed: %s shows the new data (exec in container %s, %d read(s), %.1fs)' % (
-                    projection.describe(probe), probe.container, reads, elapsed)
-            if elapsed + delay > self.timeout:
-                return False, 'not confirmed: %s still shows other data after %.0fs (%d reads in container %s)' % (
-                    projection.describe(probe), elapsed, reads, probe.container)
-            self.sleep(delay)
-            delay = min(delay * 2, MAX_DELAY)
+            return problem, problem is None and podexec.exit_code(result.status) == 0 and projection.shows(
+                probe, result.stdout)
+
+        problem, shown = poll.until(read, self.timeout, done=lambda value: value[0] is not None or value[1],
+                                    first=FIRST_DELAY, most=MAX_DELAY, clock=self.clock, sleep=self.sleep)
+        elapsed = self.clock() - started
+        if problem:
+            return False, 'not confirmed (exec in container %s): %s' % (probe.container, problem)
+        if shown:
+            return True, 'confirmed: %s shows the new data (exec in container %s, %d read(s), %.1fs)' % (
+                projection.describe(probe), probe.container, len(reads), elapsed)
+        return False, 'not confirmed: %s still shows other data after %.0fs (%d reads in container %s)' % (
+            projection.describe(probe), elapsed, len(reads), probe.container)
 
     # ---- after the restart: the check command
 
@@ -172,8 +176,8 @@ class ConfigChecks:
         in its container); PodFailure naming the command and what it printed (masked) when it does not pass."""
         if self.check is None:
             return
+        shown = ' '.join(self.check.command)
         for container in [self.check.container] if self.check.container else names:
-            shown = ' '.join(self.check.command)
             if podstate.find_container(pod, container) is None:
                 raise PodFailure(podstate.meta(pod, 'name'), 'ConfigCheckFailed', 'config_check.container %s is not '
                                  'a container of the pod' % container)
@@ -181,11 +185,12 @@ class ConfigChecks:
             secrets = projection.secret_values(pod, container, self.config.objects)
             problem = exec_problem(result, self.check.command[0])
             code = podexec.exit_code(result.status)
+            mismatch = self.check.mismatch(result.stdout)
             if problem is None and code != 0:
                 problem = 'exit code %s, printed %r' % (code, projection.masked(
                     result.stdout or result.stderr or (result.status or {}).get('message'), secrets))
-            elif problem is None and self.check.mismatch(result.stdout):
-                problem = '%s, printed %r' % (projection.masked(self.check.mismatch(result.stdout), secrets),
+            elif problem is None and mismatch:
+                problem = '%s, printed %r' % (projection.masked(mismatch, secrets),
                                               projection.masked((result.stdout or '').strip(), secrets))
             if problem:
                 raise PodFailure(podstate.meta(pod, 'name'), 'ConfigCheckFailed', 'config_check %s: %s' % (

@@ -151,8 +151,8 @@ class RecreateOperation(Operation):
         """A config rollout: its check command in the restarted containers, now ready."""
         if self.settings.hooks is not None:
             names = [cplan.name for cplan in group]
-            self.settings.hooks.after(pod, names, {name: self.tracked(pod, name) for name in names
-                                                   if self.tracked(pod, name) is not None})
+            tracked = dict((name, self.tracked(pod, name)) for name in names)
+            self.settings.hooks.after(pod, names, dict((name, item) for name, item in tracked.items() if item is not None))
 
     def _key(self, pod, name):
         return podstate.meta(pod, 'uid'), name
