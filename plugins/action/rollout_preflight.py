@@ -21,7 +21,7 @@ import yaml
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.inplace.k8s.plugins.module_utils.operations.gates import default_policy_name
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.gate_names import default_policy_name
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import role_options
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.inputs import (
     INPUTS, input_errors, unknown_variables_message, window)

@@ -122,7 +122,10 @@ class ActionModule(ActionBase):
         finally:
             if reader is not None:
                 reader.stop()
-                os.unlink(path)
+                try:
+                    os.unlink(path)
+                except OSError:   # removed by the module already: a run whose playbook ended (process/cancel.py)
+                    pass
         if not wrap_async:
             self._remove_tmp_path(self._connection._shell.tmpdir)
         if role_call and not result.get('failed'):

@@ -30,12 +30,12 @@ from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors impo
     ApiError, NotFoundError, ValidationError,
 )
 from ansible_collections.inplace.k8s.plugins.module_utils.operations import gate_heal
+from ansible_collections.inplace.k8s.plugins.module_utils.operations.gate_names import DEFAULT_GATE, default_policy_name
 
 GROUP = 'admissionregistration.k8s.io'
 API_VERSION = GROUP + '/v1'
 POLICIES = 'mutatingadmissionpolicies'
 BINDINGS = 'mutatingadmissionpolicybindings'
-DEFAULT_GATE = 'inplace.k8s/ready'
 MANAGED_BY = {'app.kubernetes.io/managed-by': 'inplace.k8s'}
 GATE_ANNOTATION = 'inplace.k8s/readiness-gate'
 OPEN_REASON = 'AdmissionPolicy'
@@ -60,11 +60,6 @@ def check_gate(gate, field='gate'):
                               '(optional DNS prefix and "/", then up to 63 letters, digits, "-", "_" or ".")'
                               % (field, gate))
     return gate
-
-
-def default_policy_name(gate):
-    """inplace.k8s/ready -> inplace-k8s-gate-inplace-k8s-ready: one policy per gate."""
-    return 'inplace-k8s-gate-' + re.sub(r'[^a-z0-9]+', '-', gate.lower()).strip('-')
 
 
 def check_object_name(name, field):

@@ -40,14 +40,16 @@ class Cancelled(Exception):
 class Cancel:
     """One run's cancellation, passed down from the module's entry point (a fresh one is never cancelled unless
     cancel() is called: a library caller or a test). The first reason counts. ``playbook``: the pid of the run's
-    ansible-playbook, when a watch knows it (else process/lineage.py's answer)."""
+    ansible-playbook, when a watch knows it (else process/lineage.py's answer); ``ancestors``: the processes that
+    started this module run, (pid, start time) each (lineage.lineage(): the shells, the worker, ansible-playbook)."""
 
-    def __init__(self, playbook=None):
+    def __init__(self, playbook=None, ancestors=None):
         self.reason = None
         self.at = None              # time.time() of the cancel
         self.not_started = []       # pods not started because of the cancel
         self.finished = []          # pods in flight at the cancel, finished since: 'name (status)'
         self._playbook = playbook
+        self._ancestors = list(ancestors or [])
         self._lock = threading.RLock()   # a signal handler may run while the main thread holds it
 
     @property
@@ -62,6 +64,11 @@ class Cancel:
     def cancelled(self):
         """Why this run was cancelled, or None."""
         return self.reason
+
+    def abandoned(self):
+        """Has a process that started this module run ended (its worker, whose action reads what the run writes for
+        it, among them)? Asked at the end: what only that action would have removed is then the run's to remove."""
+        return bool(self._ancestors) and lineage.gone(self._ancestors) is not None
 
     def raise_if_cancelled(self, error=Cancelled, template='%s'):
         """Raise ``error(template % reason)`` once cancelled."""
@@ -137,7 +144,7 @@ def watch(signals=True):
     watch at the module's end."""
     chain = lineage.walk()
     ancestors = lineage.lineage(chain)
-    token = Cancel(playbook=ancestors[-1][0] if ancestors else None)
+    token = Cancel(playbook=ancestors[-1][0] if ancestors else None, ancestors=ancestors)
     if lineage.orphaned(chain):
         token.cancel('ansible-playbook ended before this module started (its worker, pid %d, outlived it)'
                      % chain[lineage.run_of(chain)[0]][0])

@@ -16,7 +16,6 @@ __metaclass__ = type
 import difflib
 
 from ansible.module_utils.parsing.convert_bool import boolean
-from ansible_collections.inplace.k8s.plugins.module_utils.config import checks, data, usage
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import batching
 
@@ -38,6 +37,17 @@ def _count_ok(value):
     return True
 
 
+def _config_errors(config, config_check, config_data):
+    """The mistakes in the config rollout's variables. Their checks are imported only for a run that sets one: the
+    role's first task imports this module in each run's worker (docs/performance.md, "Facts behind the code")."""
+    if not (config or config_check or config_data):
+        return []
+    from ansible_collections.inplace.k8s.plugins.module_utils.config import checks, data, usage
+    return usage.scope_errors(config) + checks.check_errors(config_check, 'rollout_config_check', 'rollout_config',
+                                                            config) + \
+        data.errors(config, config_data, 'rollout_config_data', 'rollout_config', 'rollout_config_data')
+
+
 def input_errors(role):
     """The mistakes in ``role`` (the role's variables without their ``rollout_`` prefix), each a sentence that
     names the variable and the fix; [] when there is none."""
@@ -55,10 +65,7 @@ def input_errors(role):
     if config and (images or resources or restart):
         errors.append('rollout_config cannot be combined with rollout_images, rollout_resources or rollout_restart: '
                       'a config rollout alone')
-    errors.extend(usage.scope_errors(config))
-    errors.extend(checks.check_errors(role.get('config_check'), 'rollout_config_check', 'rollout_config', config))
-    errors.extend(data.errors(config, role.get('config_data'), 'rollout_config_data', 'rollout_config',
-                              'rollout_config_data'))
+    errors.extend(_config_errors(config, role.get('config_check'), role.get('config_data')))
     if restart and (images or resources):
         errors.append('rollout_restart cannot be combined with rollout_images or rollout_resources: restart alone')
     if action in ('release', 'undo') and 'kind' not in target:

@@ -58,7 +58,9 @@ class OneCall:
         try:
             return self._loop(plan, run)
         finally:
-            self.progress.close()
+            # A cancel that killed the action's worker (ansible-core's SIGTERM handler exits at once) leaves the
+            # progress file with nobody to remove it but this run.
+            self.progress.close(remove=self.cancel.abandoned())
 
     def _loop(self, plan, run):
         while not run.stopped and (run.next < len(run.batches) or self._swept(run)):

@@ -88,10 +88,17 @@ class Progress:
             self.done, self.failed = done, failed
         self._write('step-end', force=True)
 
-    def close(self):
+    def close(self, remove=False):
+        """Stop writing; ``remove``: the file too (the action that made it, and would remove it, is gone)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2)
+        if remove and self.path is not None:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+            self.path = None
 
     # ---- what is written
 

@@ -9,6 +9,7 @@ __metaclass__ = type
 
 import copy
 import json
+import os
 
 from ansible_collections.inplace.k8s.plugins.module_utils.connection import access
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.client import MERGE_PATCH
@@ -151,7 +152,7 @@ def action(args, transport='local', async_val=0, role='inplace.k8s.rollout'):
     return plugin
 
 
-def run_action(monkeypatch, plugin, lines_written):
+def run_action(monkeypatch, plugin, lines_written, removed=False):
     from ansible.plugins.action import ActionBase
     from ansible_collections.inplace.k8s.plugins.action import rollout_workload as plugin_module
     seen, shown = {}, []
@@ -165,6 +166,8 @@ def run_action(monkeypatch, plugin, lines_written):
             with open(path, 'a') as out:
                 for text in lines_written:
                     out.write(json.dumps({'line': text}) + '\n')
+            if removed:   # by the module: its playbook ended (process/cancel.py Cancel.abandoned)
+                os.unlink(path)
         return {'changed': True}
     plugin._execute_module = execute
     result = plugin.run(task_vars={'inventory_hostname': 'ctl'})

@@ -13,6 +13,7 @@ import pytest
 
 from ansible_collections.inplace.k8s.plugins.action.rollout_workload import ProgressReader
 from ansible_collections.inplace.k8s.plugins.module_utils import runner
+from ansible_collections.inplace.k8s.plugins.module_utils.process import cancel, proc
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import context as rollout_context
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import progress
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout.options import RolloutOptions
@@ -93,7 +94,8 @@ def progress_file():
     handle, path = tempfile.mkstemp(prefix='inplace-progress-', suffix='.jsonl')
     os.close(handle)
     yield path
-    os.unlink(path)
+    if os.path.exists(path):   # a run may remove it (test_a_run_whose_starter_ended_removes_its_progress_file)
+        os.unlink(path)
 
 
 def test_the_loop_writes_the_plan_every_step_and_the_end(progress_file):
@@ -134,6 +136,29 @@ def test_the_action_shows_the_modules_progress_and_removes_its_file(monkeypatch)
     assert result == {'changed': True} and seen['module_name'] == 'inplace.k8s.rollout_workload'
     assert seen['args']['internal']['started'] == 1.0 and not os.path.exists(path)
     assert shown == ['[ctl] progress: plan: 3 pod(s)', '[ctl] progress: step 1 of 1: 3/3 pods done']
+
+
+def test_the_action_does_not_fail_when_the_module_removed_the_file(monkeypatch):
+    plugin = action({'state': 'rollout', 'internal': {'started': 1.0}})
+    result, seen, _shown = run_action(monkeypatch, plugin, ['plan: 3 pod(s)'], removed=True)
+    assert result == {'changed': True} and not os.path.exists(seen['args']['internal']['progress_file'])
+
+
+@pytest.mark.parametrize('gone', [False, True])
+def test_a_run_whose_starter_ended_removes_its_progress_file(progress_file, gone):
+    # A cancel that ended the action's worker (ansible-core's SIGTERM handler exits at once, past every finally)
+    # leaves the file to the run: removed when a process that started the run is gone, kept for the action else.
+    me = (os.getpid(), proc.stat(os.getpid())[2])
+    token = cancel.Cancel(ancestors=[me, (2 ** 22 + 12345, 1)] if gone else [me])   # the second: above pid_max
+    values = dict(state='rollout', namespace='shop', kind='StatefulSet', name='web', images={'app': 'reg/app:2'},
+                  window=True, batch_size='1', run_id='test-run', wait_timeout=30,
+                  internal={'progress_file': str(progress_file)})
+    clock = ManualClock()
+    Rollout(FakeApps([workload('StatefulSet')]), RolloutOptions.from_params(values), clock=clock, sleep=clock.sleep,
+            cancel=token).run()
+    assert token.abandoned() is gone and os.path.exists(str(progress_file)) is not gone
+    if not gone:
+        assert lines(progress_file)[-1]['kind'] == 'step-end'
 
 
 @pytest.mark.parametrize('args, transport, async_val', [
