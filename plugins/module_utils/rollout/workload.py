@@ -107,6 +107,8 @@ class Workload(WorkloadRelease):
         self._book = None     # set_template: the History whose revision revision() names
         self.protection = None   # release_spec: what it left to protect pods, and the user's strategy under it
         self.progress = None     # what the status annotation tells of the pods (rollout/status.py Teller.progress)
+        self._replicaset_uids = None   # Deployment: the uids of its ReplicaSets as last listed (replicasets())
+        self._replicasets_seen = set()  # ... and of every ReplicaSet that list had (another owner's too)
 
     # ---- API access
 
@@ -147,13 +149,23 @@ class Workload(WorkloadRelease):
     def pods(self, items=None):
         """Pods the workload controls (selector + controller owner), not terminating: of ``items`` (pods listed
         by the workload's selector), or of a list made here."""
-        uid = podstate.meta(self.obj, 'uid')
-        owners = set([uid])
-        if self.kind == 'Deployment':
-            owners.update(podstate.meta(rs, 'uid') for rs in self.replicasets())
         if items is None:
             items, _version = self.kube.list_pods(self.namespace, self.selector())
+        owners = set([podstate.meta(self.obj, 'uid')])
+        if self.kind == 'Deployment':
+            owners.update(self._owning_replicasets(items))
         return [p for p in items if any(owned_by(p, o) for o in owners) and not podstate.is_terminating(p)]
+
+    def _owning_replicasets(self, pods):
+        """The uids of the Deployment's ReplicaSets: as last listed, listed again when one of ``pods`` has a ReplicaSet
+        controller that list did not have (one made since, by the controller or another writer). A list of
+        ReplicaSets is a consistent read, and the API server's cache of them sees few events: the read waits for the
+        cache to catch up (docs/performance.md, "Facts behind the code")."""
+        owners = set(ref.get('uid') for pod in pods for ref in podstate.meta(pod, 'ownerReferences') or []
+                     if ref.get('controller') and ref.get('kind') == 'ReplicaSet')
+        if self._replicaset_uids is None or not owners <= self._replicasets_seen:
+            self.replicasets()
+        return self._replicaset_uids
 
     def selector(self):
         """The workload's pod selector as the API takes it (labelSelector)."""
@@ -162,7 +174,11 @@ class Workload(WorkloadRelease):
     def replicasets(self):
         answer = self.kube.request('GET', self.path('replicasets'),
                                    {'labelSelector': self.selector()})
-        return [rs for rs in answer.get('items') or [] if owned_by(rs, podstate.meta(self.obj, 'uid'))]
+        items = answer.get('items') or []
+        sets = [rs for rs in items if owned_by(rs, podstate.meta(self.obj, 'uid'))]
+        self._replicaset_uids = set(podstate.meta(rs, 'uid') for rs in sets)
+        self._replicasets_seen = set(podstate.meta(rs, 'uid') for rs in items)
+        return sets
 
     def wait_for(self, what, predicate, timeout):
         """Re-read the workload until predicate(obj) is true; WaitTimeout naming ``what``. The controllers

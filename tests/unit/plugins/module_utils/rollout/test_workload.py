@@ -13,6 +13,7 @@ import pytest
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import ValidationError
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import record
 from ansible_collections.inplace.k8s.plugins.module_utils.rollout import convergence, selectors, templates, workload
+from ansible_collections.inplace.k8s.tests.unit.plugins.module_utils import appsfakes
 
 TEMPLATE = {
     'metadata': {'labels': {'app': 'db'}},
@@ -220,3 +221,22 @@ def test_selector_string_of_every_operator():
     selector = {'matchExpressions': [{'key': 'a', 'operator': 'NotIn', 'values': ['x', 'y']},
                                      {'key': 'b', 'operator': 'Exists'}]}
     assert selectors.selector_string(selector) == 'a notin (x,y),b'
+
+
+def test_a_deployments_pods_are_told_by_its_replicasets_listed_again_only_for_an_owner_not_seen():
+    # A list of ReplicaSets waits for the API server's cache of them: listed once, and again only when a pod's
+    # controller is a ReplicaSet that list did not have (one made since).
+    kube = appsfakes.FakeApps([appsfakes.workload('Deployment')])
+    w = workload.Workload(kube, 'Deployment', appsfakes.NAMESPACE, 'web')
+    w.read()
+
+    def lists():
+        return len([c for c in kube.calls if c[:2] == ('request', 'GET') and c[2].endswith('/replicasets')])
+    assert len(w.pods()) == 3 and lists() == 1
+    assert len(w.pods()) == 3 and lists() == 1
+    items, _version = kube.list_pods(appsfakes.NAMESPACE, w.selector())
+    stranger = copy.deepcopy(items[0])
+    stranger['metadata']['ownerReferences'] = [{'kind': 'ReplicaSet', 'name': 'web-new', 'uid': 'uid-web-new',
+                                                'controller': True}]
+    assert [p['metadata']['name'] for p in w.pods(items[1:] + [stranger])] == [
+        p['metadata']['name'] for p in items[1:]] and lists() == 2
