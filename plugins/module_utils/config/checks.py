@@ -79,14 +79,13 @@ class Check:
 
 def exec_problem(result, what):
     """Why an exec of ``what`` did not run (an ExecResult of podexec.run_exec), or None."""
-    if result.http_status == 403:
+    problem = podexec.session_problem(result)
+    if problem == podexec.FORBIDDEN:
         return 'the API server refused pods/exec (HTTP 403): RBAC needs get and create on pods/exec (ClusterRole ' \
                'inplace-k8s-exec)'
-    if result.error is not None:
+    if problem == podexec.UNOPENED:
         return 'pods/exec could not be opened: %s (HTTP %s)' % (result.error[:300], result.http_status)
-    code = podexec.exit_code(result.status)
-    text = ' '.join([(result.status or {}).get('message') or '', result.stderr or '']).lower()
-    if code in (126, 127) or 'executable file not found' in text:
+    if problem == podexec.NO_PROGRAM:
         return 'the image has no %s program (distroless and scratch images ship no tools)' % what
     return None
 

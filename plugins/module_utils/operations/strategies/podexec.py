@@ -87,13 +87,34 @@ def _short(text):
     return text if len(text) <= OUTPUT_LIMIT else text[:OUTPUT_LIMIT] + '...'
 
 
+# What stopped an exec session before its command's own outcome (session_problem).
+FORBIDDEN, UNOPENED, NO_PROGRAM = 'forbidden', 'unopened', 'no_program'
+
+
+def session_problem(result, missing_file_is_program=False):
+    """FORBIDDEN (the API server refused pods/exec), UNOPENED (no session), NO_PROGRAM (the command's program is not
+    in the image: exit code 126 or 127, or the runtime found no executable), or None. ``missing_file_is_program``:
+    a "no such file or directory" from the runtime names the program too (not so for a command that reads a file)."""
+    if result.http_status == 403:
+        return FORBIDDEN
+    if result.error is not None:
+        return UNOPENED
+    text = ' '.join([(result.status or {}).get('message') or '', result.stderr or '']).lower()
+    if exit_code(result.status) in (126, 127) or 'executable file not found' in text:
+        return NO_PROGRAM
+    if missing_file_is_program and 'no such file or directory' in text:
+        return NO_PROGRAM
+    return None
+
+
 def classify(result, command):
     """None when the signal was sent (or the container went down meanwhile), else (reason, message)."""
     shown = ' '.join(command)
-    if result.http_status == 403:
+    problem = session_problem(result, missing_file_is_program=True)
+    if problem == FORBIDDEN:
         return 'ExecForbidden', ('the API server refused pods/exec (HTTP 403): RBAC needs get and create on '
                                  'pods/exec. %s' % _short(result.error))
-    if result.error is not None:
+    if problem == UNOPENED:
         return 'ExecUnavailable', (
             'pods/exec could not be opened: %s (HTTP %s). The API server forwards exec to the kubelet of the pod\'s node: '
             'a node it cannot reach, a runtime without exec or a proxy without websocket support end here; %s'
@@ -103,7 +124,7 @@ def classify(result, command):
     if status is None or code in (0, 137, 143):
         return None   # done, or the session was cut because the container went down: the wait decides
     text = ' '.join([status.get('message') or '', result.stderr or '', result.stdout or '']).lower()
-    if code in (126, 127) or 'executable file not found' in text or 'no such file or directory' in text:
+    if problem == NO_PROGRAM:
         return 'ExecNoKillBinary', ('%s could not run in the container: the image has no %s binary (distroless '
                                     'and scratch images ship no tools); %s' % (shown, command[0], ALTERNATIVES))
     if 'not permitted' in text or 'permission denied' in text:

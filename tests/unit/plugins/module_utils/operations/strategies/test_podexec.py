@@ -62,6 +62,29 @@ def test_classify(result, reason):
     assert (found[0] if found else None) == reason
 
 
+MISSING_FILE = 'OCI runtime exec failed: exec: "/app/ctl": stat /app/ctl: no such file or directory: unknown'
+
+
+@pytest.mark.parametrize('result, missing_file_is_program, problem', [
+    (podexec.ExecResult(None, '', '', 'pods "x" is forbidden', 403), False, podexec.FORBIDDEN),
+    (podexec.ExecResult(None, '', '', 'no preferred addresses found', 500), False, podexec.UNOPENED),
+    (failure(126), False, podexec.NO_PROGRAM),
+    (podexec.ExecResult({'status': 'Failure', 'message': NOT_FOUND}, '', '', None, None), False, podexec.NO_PROGRAM),
+    # "no such file" names the program only when the caller says so (for cat it names the file read)
+    (failure(1, stderr=MISSING_FILE), True, podexec.NO_PROGRAM),
+    (failure(1, stderr='cat: /etc/app/x: No such file or directory'), False, None),
+    (failure(1, stderr='boom'), True, None),
+    (podexec.ExecResult({'status': 'Success'}, '', '', None, None), True, None),
+])
+def test_session_problem(result, missing_file_is_program, problem):
+    assert podexec.session_problem(result, missing_file_is_program=missing_file_is_program) == problem
+
+
+def test_classify_names_a_missing_program_from_the_runtime():
+    found = podexec.classify(failure(1, stderr=MISSING_FILE), ['/app/ctl', 'restart'])
+    assert found[0] == 'ExecNoKillBinary' and '/app/ctl binary' in found[1]
+
+
 def test_handshake_error_reads_the_status():
     text = ('Handshake status 500 Internal Server Error -+-+- {\'date\': \'x\'} -+-+- {"kind":"Status","apiVersion":'
             '"v1","metadata":{},"status":"Failure","message":"no preferred addresses found; known addresses: []",'
