@@ -53,6 +53,11 @@ class Cancel:
         self._lock = threading.RLock()   # a signal handler may run while the main thread holds it
 
     @property
+    def ancestors(self):
+        """The processes that started this module run ((pid, start time), nearest first), as a new list."""
+        return list(self._ancestors)
+
+    @property
     def playbook(self):
         return self._playbook if self._playbook is not None else lineage.playbook_pid()
 
@@ -94,16 +99,19 @@ class Cancel:
 
 
 class Watch:
-    """One module run's watch (see the module docstring): cancels ``token`` when one of ``ancestors``
+    """One module run's watch (see the module docstring): cancels ``token`` when one of the token's ancestors
     (lineage.lineage()) ends or a signal of SIGNALS comes."""
 
-    def __init__(self, ancestors, token, poll=POLL_SECONDS):
-        self.ancestors = list(ancestors)
+    def __init__(self, token, poll=POLL_SECONDS):
         self.token = token
         self.poll = poll
         self._stop = threading.Event()
         self._thread = None
         self._handlers = {}
+
+    @property
+    def ancestors(self):
+        return self.token.ancestors
 
     def start(self, signals=True):
         """Watch the ancestors (a daemon thread) and, from the main thread, catch SIGNALS."""
@@ -148,4 +156,4 @@ def watch(signals=True):
     if lineage.orphaned(chain):
         token.cancel('ansible-playbook ended before this module started (its worker, pid %d, outlived it)'
                      % chain[lineage.run_of(chain)[0]][0])
-    return token, Watch(ancestors, token).start(signals)
+    return token, Watch(token).start(signals)

@@ -50,8 +50,8 @@ def test_an_ancestor_that_dies_cancels_within_the_poll(child, monkeypatch):
     started = proc.stat(child.pid)[2]
     looked = []
     monkeypatch.setattr(lineage, 'gone', lambda ancestors, gone=lineage.gone: looked.append(gone(ancestors)) or looked[-1])
-    token = cancel.Cancel()
-    current = cancel.Watch([(child.pid, started)], token, poll=0.05).start(signals=False)
+    token = cancel.Cancel(ancestors=[(child.pid, started)])
+    current = cancel.Watch(token, poll=0.05).start(signals=False)
     try:
         assert wait_until(lambda: len(looked) >= 3, 2.0)
         assert looked[:3] == [None, None, None] and token.cancelled() is None   # looked at it alive: nothing
@@ -109,7 +109,7 @@ def test_a_signal_cancels_instead_of_ending_the_process(name):
     number = getattr(signal, name)
     before = signal.getsignal(number)
     token = cancel.Cancel()
-    current = cancel.Watch([], token).start()
+    current = cancel.Watch(token).start()
     try:
         os.kill(os.getpid(), number)
         assert wait_until(token.cancelled, 2.0)
