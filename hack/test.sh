@@ -85,4 +85,11 @@ if [ -s "$FAILURES_OUT" ]; then
   echo "=== failed integration targets (their failing tasks)"
   cat "$FAILURES_OUT"
 fi
+# The second lane's oldest-release run, when it failed: what failed, and why (its log above is long).
+if [ -e "$CACHE/test-oldest.rc" ] && [ "$(cat "$CACHE/test-oldest.rc")" != 0 ]; then
+  echo
+  echo "=== the oldest release's failures (second lane; logs in $CACHE/test-versions)"
+  "${VENV:-$CACHE/venv}/bin/python" hack/versions-results.py --failures "$CACHE/oldest-release-results.json" ||
+    tail -n 40 "$CACHE/test-oldest.log"
+fi
 exit $(( failed > 0 ))

@@ -2,6 +2,7 @@
 
     versions-results.py RESULTS MINOR VERSION SECONDS STEPS   merge that release's entry
     versions-results.py --summary RESULTS                      print a table of every entry
+    versions-results.py --failures RESULTS                     print what failed in each entry, and why
 
 STEPS holds one line per stage, "NAME ok|fail SECONDS LOG", as hack/test-versions.sh writes it; from the
 logs come the build's compile errors, the suite's failing tests and the targets' failing tasks.
@@ -79,9 +80,25 @@ def summary(path):
         print("%-6s %-9s %-5s %7d  %s" % (minor, e["version"], "yes" if e["ok"] else "NO", e["seconds"], ", ".join(parts)))
 
 
+def failures(path):
+    """Each failed stage and target of every entry, with its failing tests, tasks or last log lines."""
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    for minor, e in data.get("versions", {}).items():
+        for kind, items in (("stage", e["stages"]), ("target", e["targets"])):
+            for name, item in items.items():
+                if item["ok"]:
+                    continue
+                print("K8S=%s %s %s failed after %ds" % (minor, kind, name, item["seconds"]))
+                for line in item.get("failed_tests", []) + item.get("failed_tasks", []) + item.get("errors", []):
+                    print("    " + line)
+        if "up" not in e["stages"]:
+            print("K8S=%s: the cluster did not come up" % minor)
+
+
 def main(argv):
-    if argv[:1] == ["--summary"] and len(argv) == 2:
-        summary(argv[1])
+    if argv[:1] in (["--summary"], ["--failures"]) and len(argv) == 2:
+        (summary if argv[0] == "--summary" else failures)(argv[1])
         return 0
     if len(argv) != 5:
         sys.stderr.write(__doc__)
