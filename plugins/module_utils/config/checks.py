@@ -18,6 +18,7 @@ The exec is the one of strategy exec (operations/strategies/podexec.py run_exec)
 import time
 
 from ansible_collections.inplace.k8s.plugins.module_utils.config import projection
+from ansible_collections.inplace.k8s.plugins.module_utils.config.plan import SECOND
 from ansible_collections.inplace.k8s.plugins.module_utils.connection.errors import PodFailure
 from ansible_collections.inplace.k8s.plugins.module_utils.operations.strategies import podexec
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate, poll
@@ -96,10 +97,11 @@ class ConfigChecks:
     how long the files are read again (wait_timeout), ``warn`` the run's warnings."""
 
     def __init__(self, kube, config, projection_mode, check, timeout, warn, clock=time.monotonic, sleep=time.sleep,
-                 execute=podexec.run_exec):
+                 execute=podexec.run_exec, wall=time.time):
         self.kube, self.config, self.mode = kube, config, projection_mode or BEST_EFFORT
         self.check = Check(check) if check else None
         self.timeout, self.warn, self.clock, self.sleep, self.execute = timeout, warn, clock, sleep, execute
+        self.wall = wall
 
     @property
     def permissions(self):
@@ -119,9 +121,11 @@ class ConfigChecks:
     # ---- before the restart: the projection
 
     def before(self, pod, names, tracked):
-        """Before the containers ``names`` of ``pod`` restart: their volumes show the objects' new data (or the
-        warning why that is not known); PodFailure when it is not and the projection is required. ``tracked``:
-        {container: restart.Tracked}, its details get the outcome (the result's ``projection``)."""
+        """Before the containers ``names`` of ``pod`` restart: the second of the objects' change is over (see
+        _past_the_change), and their volumes show the objects' new data (or the warning why that is not known);
+        PodFailure when it is not and the projection is required. ``tracked``: {container: restart.Tracked}, its
+        details get the outcome (the result's ``projection``)."""
+        self._past_the_change(pod, names)
         if self.mode == SKIP:
             return
         changed = self.config.plan(pod).changed or {}
@@ -141,6 +145,17 @@ class ConfigChecks:
             self.warn('%s: the new data was not confirmed in the volume before the restart (%s); restarted anyway '
                       '(config_projection best_effort: a subPath consumer may start with the file from before, until '
                       'a later restart)' % (where, note))
+
+    def _past_the_change(self, pod, names):
+        """A container started in the second of a change counts as started before it (config/plan.py: both times have
+        seconds resolution), and a re-run would restart it again. A restart that would begin in that second waits
+        for the next one (at most a second, whatever the clocks say)."""
+        changed = self.config.last_change(pod, names)
+        if changed is None:
+            return
+        wait = changed.timestamp() + SECOND - self.wall()
+        if wait > 0:
+            self.sleep(min(wait, SECOND))
 
     def _confirm(self, pod, probe):
         """(confirmed, note): read the probe's files until they show the new data, at most ``timeout`` (the one poll

@@ -10,7 +10,7 @@ A container restarts for an object it uses (config/usage.py) when what it was gi
   differs from the object's now and the container started no later than the object's last change;
 - without one, when the container started no later than the object's last change (config/record.py last_change:
   the newest managedFields time, else the creation; both have seconds resolution, so a container started in the
-  same second as the change counts as started before it).
+  same second as the change counts as started before it; so our restarts wait out that second: config/checks.py).
 
 So a container the kubelet started after the change (a pod the controller created later, a crash restart) is
 never restarted, and a record that matches the data restarts nothing even when the object was written again
@@ -20,6 +20,8 @@ from collections import namedtuple
 
 from ansible_collections.inplace.k8s.plugins.module_utils.config import record, usage
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
+
+SECOND = 1.0   # the resolution of both times: a container started in the second of a change counts as started before it
 
 # restarts: container -> why: [str]; given: {ref: fingerprint} of every object in scope it uses (its record once it
 # runs them); changed: container -> [ref] of the objects it restarts for (the refs of ``restarts``, in its order).

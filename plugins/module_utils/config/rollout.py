@@ -86,6 +86,15 @@ class ConfigRollout:
         self.cutoff = cutoff if cutoff is not None else self.cutoff
         self._memo.clear()
 
+    def last_change(self, pod, names=None):
+        """The latest change (config/record.py last_change) of the objects that the containers ``names`` (None:
+        all) of ``pod`` restart for, or None."""
+        changed = self.plan(pod).changed or {}
+        times = [record.last_change(self.objects.get(ref)) for name, refs in changed.items()
+                 if names is None or name in names for ref in refs]
+        times = [value for value in times if value is not None]
+        return max(times) if times else None
+
     def pending(self, pod):
         """Does a container of the pod still run data from before the change?"""
         return bool(self.plan(pod).restarts)

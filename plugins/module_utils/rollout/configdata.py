@@ -7,10 +7,9 @@ prepare, its kept copy of the data from before found again by each later call of
 named when the run stops, and written back by a rollback, after which the containers that run the new data
 restart again (docs/config-rollouts.md)."""
 
+from ansible_collections.inplace.k8s.plugins.module_utils.config.plan import SECOND
 from ansible_collections.inplace.k8s.plugins.module_utils.options import RestartChange, Strategy
 from ansible_collections.inplace.k8s.plugins.module_utils.pods import podstate
-
-SECOND = 1.0   # a container started in the second of a write counts as started before it (config/plan.py)
 
 
 class ConfigDataStep:

@@ -9,6 +9,7 @@ __metaclass__ = type
 
 import base64
 import copy
+import datetime
 import json
 
 import pytest
@@ -240,3 +241,29 @@ def test_probes_follow_items_and_projected_sources():
         ('ConfigMap/app-config', 'app', (('/etc/all/conf/mode.txt', 'new'),)),
         ('Secret/db', 'app', (('/etc/all/password', 'hunter2'),))]
     assert checks.check_errors(None) == [] and checks.check_errors({'command': ['true']}, config=['auto']) == []
+
+
+class Changed(object):
+    """A config rollout whose objects last changed ``when`` (an aware datetime, or None)."""
+
+    def __init__(self, when):
+        self.when, self.asked = when, []
+
+    def last_change(self, pod, names):
+        self.asked.append(list(names))
+        return self.when
+
+
+@pytest.mark.parametrize('changed_at, now, slept', [
+    (100.0, 100.4, [0.6]),     # in the second of the change: wait for the next one
+    (100.0, 101.2, []),        # after it: at once
+    (100.0, 40.0, [1.0]),      # a clock far behind the API server's: a second at most
+    (None, 100.0, []),         # nothing to restart for
+])
+def test_a_restart_waits_out_the_second_of_the_change(changed_at, now, slept):
+    sleeps = []
+    when = None if changed_at is None else datetime.datetime.fromtimestamp(changed_at, tz=datetime.timezone.utc)
+    config = Changed(when)
+    hooks = checks.ConfigChecks(None, config, checks.SKIP, None, 30, [].append, sleep=sleeps.append, wall=lambda: now)
+    hooks.before({}, ['app'], {})
+    assert sleeps == pytest.approx(slept) and config.asked == [['app']]

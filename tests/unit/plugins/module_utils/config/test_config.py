@@ -112,6 +112,21 @@ def test_a_container_restarts_for_a_change_after_it_started_and_says_why():
     assert plan.plan_pod(pod_of(SPEC), objects, scope=frozenset(['Secret/db'])).restarts == {}
 
 
+def test_the_last_change_a_restart_waits_out_is_of_the_objects_its_containers_restart_for():
+    from ansible_collections.inplace.k8s.plugins.module_utils.config.rollout import ConfigRollout
+    config = ConfigRollout(None, 'shop', ['auto'])
+    config.objects.update({'ConfigMap/app-config': configmap(changed='2026-01-02T00:00:00Z'), 'ConfigMap/extra': None,
+                           'Secret/db': None, 'Secret/tls': None})
+    pod = pod_of(SPEC)
+    assert config.last_change(pod).strftime('%Y-%m-%dT%H:%M:%SZ') == '2026-01-02T00:00:00Z'
+    assert config.last_change(pod, ['files']) == config.last_change(pod)
+    assert config.last_change(pod, ['proxy']) is None   # restarts for nothing
+    # Started after the change (another version of the pod): nothing to restart, nothing to wait for.
+    later = pod_of(SPEC, started='2026-01-02T00:00:01Z')
+    later['metadata']['resourceVersion'] = '2'
+    assert config.last_change(later) is None
+
+
 def test_the_record_on_the_pod_makes_a_rewrite_without_a_data_change_restart_nothing():
     objects = {'ConfigMap/app-config': configmap()}
     pod = pod_of(SPEC)
