@@ -39,8 +39,8 @@ class ConfigDataStep:
         if written:
             shared.config.refresh(written)
             shared.forget_pending()
-            if not shared.check_mode:
-                shared.sleep(SECOND)
+            if not shared.check_mode:   # a full second after our own write, whatever the clocks say (the restart
+                shared.sleep(SECOND)        # hook's wait, config/checks.py, reads our clock against the server's)
         return bool(written)
 
     def end_config_data(self, run):
@@ -75,7 +75,7 @@ class ConfigDataStep:
         cutoff = data.cutoff()
         shared.config.refresh(data.restore(), cutoff=cutoff)
         shared.forget_pending()
-        shared.sleep(SECOND)
+        shared.sleep(SECOND)   # as after the forward write (apply_config_data)
         pods = shared.pods()
         names = sorted(podstate.meta(p, 'name') for p in pods if shared.pending(p))
         restored = []
